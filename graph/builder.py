@@ -1,0 +1,59 @@
+"""Wires the four stages into a graph and compiles it.
+
+    START -> plan -(valid)-> select -(anything to run)-> execute -> respond -> END
+              |  \\-(invalid, retries left)-> plan
+              |   \\-(empty plan: no tools needed)-> respond
+              \\-(invalid, no retries left / no LLM / LLM down)-> abort -> END
+    select -(no subtask has a model)-> respond
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph._internal._runnable import RunnableCallable
+
+from graph.context import Context
+from graph.state import InputState, OutputState, State
+from nodes import abort, aexecute, execute, plan, respond, route_after_plan, route_after_select, select
+
+__all__ = ["build_graph", "graph"]
+
+MAX_CONCURRENCY = 64
+"""Upper bound on subtasks running at once (the plan size limit is far lower)."""
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None, **compile_kwargs: Any
+) -> CompiledStateGraph:
+    """Build and compile the HuggingGPT graph.
+
+    Args:
+        checkpointer: where to save checkpoints; needed to resume a thread. None for the
+            LangGraph server, which brings its own.
+        **compile_kwargs: passed to ``StateGraph.compile`` (``store``,
+            ``interrupt_before``, ...).
+    """
+    builder = StateGraph(
+        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
+    )
+    builder.add_node("plan", plan)
+    builder.add_node("select", select)
+    builder.add_node("execute", RunnableCallable(execute, aexecute, name="execute"))
+    builder.add_node("respond", respond)
+    builder.add_node("abort", abort)
+    builder.add_edge(START, "plan")
+    builder.add_conditional_edges("plan", route_after_plan, ["select", "respond", "plan", "abort"])
+    builder.add_conditional_edges("select", route_after_select, ["execute", "respond"])
+    builder.add_edge("execute", "respond")
+    builder.add_edge("respond", END)
+    builder.add_edge("abort", END)
+    compiled = builder.compile(checkpointer=checkpointer, name="hugginggpt", **compile_kwargs)
+    return compiled.with_config(max_concurrency=MAX_CONCURRENCY)
+
+
+graph = build_graph()
+"""The graph without a checkpointer, for ``langgraph dev`` and the LangGraph server."""

@@ -1,0 +1,109 @@
+"""Checkpointers by URL.
+
+- ``memory``: in-process (tests, notebooks).
+- ``sqlite:///path/to/file.sqlite`` or a bare path ending in ``.sqlite``/``.db``: one
+  file, the CLI's default (``<workspace>/checkpoints.sqlite``).
+- ``postgresql://user:pass@host/db``: many processes or machines
+  (``pip install langgraph-checkpoint-postgres``).
+
+Every saver gets a serializer that knows this project's state types, so checkpoints
+load them without "unregistered type" warnings.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from graph.state import STATE_TYPES
+
+__all__ = ["serializer", "open_checkpointer", "aopen_checkpointer", "sqlite_path"]
+
+
+def serializer() -> JsonPlusSerializer:
+    return JsonPlusSerializer(allowed_msgpack_modules=list(STATE_TYPES))
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite URL, or None when the URL is not SQLite."""
+    if url.startswith("sqlite:"):
+        return Path(url.removeprefix("sqlite:").removeprefix("//").removeprefix("/") if
+                    not url.startswith("sqlite:////") else url.removeprefix("sqlite:///"))
+    if url.endswith((".sqlite", ".sqlite3", ".db")):
+        return Path(url)
+    return None
+
+
+def _postgres_module(name: str):  # noqa: ANN202 - a module
+    try:
+        import importlib
+
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise RuntimeError(
+            "a postgresql:// checkpoint URL needs the PostgreSQL checkpointer: "
+            "pip install langgraph-checkpoint-postgres"
+        ) from exc
+
+
+def _unknown(url: str) -> ValueError:
+    return ValueError(
+        f"unknown checkpoint URL {url!r}: use 'memory', 'sqlite:///path.sqlite' "
+        "or 'postgresql://...'"
+    )
+
+
+@contextmanager
+def open_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
+    """A sync checkpointer for ``invoke``/``stream``."""
+    if url == "memory":
+        yield InMemorySaver(serde=serializer())
+        return
+    if (path := sqlite_path(url)) is not None:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), check_same_thread=False)
+        try:
+            yield SqliteSaver(conn, serde=serializer())
+        finally:
+            conn.close()
+        return
+    if url.startswith(("postgres://", "postgresql://")):
+        module = _postgres_module("langgraph.checkpoint.postgres")
+        with module.PostgresSaver.from_conn_string(url) as saver:
+            saver.serde = serializer()
+            saver.setup()
+            yield saver
+        return
+    raise _unknown(url)
+
+
+@asynccontextmanager
+async def aopen_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
+    """An async checkpointer for ``ainvoke``/``astream`` (what the CLI uses)."""
+    if url == "memory":
+        yield InMemorySaver(serde=serializer())
+        return
+    if (path := sqlite_path(url)) is not None:
+        import aiosqlite
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        async with aiosqlite.connect(str(path)) as conn:
+            yield AsyncSqliteSaver(conn, serde=serializer())
+        return
+    if url.startswith(("postgres://", "postgresql://")):
+        module = _postgres_module("langgraph.checkpoint.postgres.aio")
+        async with module.AsyncPostgresSaver.from_conn_string(url) as saver:
+            saver.serde = serializer()
+            await saver.setup()
+            yield saver
+        return
+    raise _unknown(url)

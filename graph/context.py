@@ -1,0 +1,103 @@
+"""Per-run settings, passed to the graph as its ``context``.
+
+This is the one place that reads environment variables: every field's default comes
+from the environment when there is one, so ``Context(backend="dry-run")`` keeps the
+user's configured LLM. A value given for a run wins over the environment.
+
+Secrets (API keys) are not settings: they stay in the environment and are read only
+where a client is built (:mod:`graph.llms`), so they never reach state or checkpoints.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["Context", "env", "context_of", "StructuredOutputMethod"]
+
+StructuredOutputMethod = Literal["function_calling", "json_schema", "json_mode"]
+
+
+def env(name: str, default: str | None = None) -> str | None:
+    """An environment variable, with empty values treated as unset."""
+    value = os.environ.get(name, "").strip()
+    return value or default
+
+
+def _env_factory(*names: str, default: Any = None, cast: Any = str) -> Any:
+    def read() -> Any:
+        for name in names:
+            value = env(name)
+            if value is not None:
+                return cast(value)
+        return default
+
+    return field(default_factory=read)
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Settings of one run.
+
+    LLMs are named as ``MODEL`` (an OpenAI-compatible endpoint: OpenAI itself, or vLLM,
+    Ollama, TGI, LM Studio through ``llm_base_url``) or ``hf:REPO_OR_URL`` (Hugging Face
+    through ``langchain-huggingface``). Each role falls back to ``llm``.
+    """
+
+    llm: str | None = _env_factory("HUGGINGGPT_LLM")
+    llm_base_url: str | None = _env_factory("HUGGINGGPT_LLM_BASE_URL", "OPENAI_BASE_URL")
+    planner_llm: str | None = _env_factory("HUGGINGGPT_PLANNER_LLM")
+    selector_llm: str | None = _env_factory("HUGGINGGPT_SELECTOR_LLM")
+    responder_llm: str | None = _env_factory("HUGGINGGPT_RESPONDER_LLM")
+    llm_timeout_s: float = _env_factory("HUGGINGGPT_LLM_TIMEOUT", default=60.0, cast=float)
+    llm_max_retries: int = _env_factory("HUGGINGGPT_LLM_RETRIES", default=2, cast=int)
+    structured_output: StructuredOutputMethod = _env_factory(
+        "HUGGINGGPT_STRUCTURED_OUTPUT", default="function_calling"
+    )
+
+    backend: str = _env_factory("HUGGINGGPT_BACKEND", default="auto")
+    """``auto`` (every real backend with a tool for the task), ``dry-run`` (simulated
+    experts), or one backend name such as ``lite``."""
+    dry_run_latency_scale: float = _env_factory(
+        "HUGGINGGPT_DRY_RUN_SCALE", default=1.0, cast=float
+    )
+    plan: list[dict[str, Any]] | None = None
+    """A fixed plan (HuggingGPT format) to run instead of asking the planner."""
+
+    max_subtasks: int = _env_factory("HUGGINGGPT_MAX_SUBTASKS", default=10, cast=int)
+    max_plan_retries: int = _env_factory("HUGGINGGPT_PLAN_RETRIES", default=2, cast=int)
+    subtask_timeout_s: float = _env_factory(
+        "HUGGINGGPT_SUBTASK_TIMEOUT", default=300.0, cast=float
+    )
+    subtask_retries: int = _env_factory("HUGGINGGPT_SUBTASK_RETRIES", default=2, cast=int)
+    retry_backoff_s: float = _env_factory("HUGGINGGPT_RETRY_BACKOFF", default=1.0, cast=float)
+    max_models_per_subtask: int = 3
+    """How many candidate models a subtask may try before it fails."""
+    selection_margin: float = 0.15
+    """Candidates whose rank scores differ by less than this are 'close': the selector
+    LLM, when configured, chooses among them."""
+
+    workspace: str = _env_factory("HUGGINGGPT_WORKSPACE", default="hugginggpt-workspace")
+    catalog: str | None = _env_factory("HUGGINGGPT_CATALOG")
+
+    def role_llm(self, role: Literal["planner", "selector", "responder"]) -> str | None:
+        """The LLM a role uses: its own setting, else ``llm``, else OpenAI's default
+        model when an OpenAI key is set, else None (not configured)."""
+        specific = {"planner": self.planner_llm, "selector": self.selector_llm,
+                    "responder": self.responder_llm}[role]
+        if specific or self.llm:
+            return specific or self.llm
+        if self.llm_base_url or env("OPENAI_API_KEY"):
+            return "gpt-4o-mini"
+        return None
+
+
+def context_of(runtime: Any) -> Context:
+    """The run's context, or the environment's defaults when the caller gave none."""
+    context = getattr(runtime, "context", None)
+    if context is None:
+        return Context()
+    if isinstance(context, dict):
+        return Context(**context)
+    return context

@@ -1,0 +1,177 @@
+"""The typed state shared by the four stages, and its input and output views.
+
+State holds references (artifact paths inside the workspace), never bytes: checkpoints
+stay small and prompts stay short.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+__all__ = [
+    "ChatTurn",
+    "Subtask",
+    "Candidate",
+    "Selection",
+    "Attempt",
+    "SubtaskResult",
+    "InputState",
+    "State",
+    "OutputState",
+    "RunStatus",
+    "merge_by_id",
+    "append_turns",
+    "STATE_TYPES",
+]
+
+RunStatus = Literal["running", "completed", "aborted", "interrupted"]
+ResultStatus = Literal["done", "failed", "skipped"]
+
+
+class ChatTurn(BaseModel):
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class Subtask(BaseModel):
+    """One node of the plan's DAG, in HuggingGPT's format.
+
+    ``dep`` lists the ids this subtask needs (HuggingGPT's ``[-1]`` means none); an
+    argument value ``<GENERATED>-k`` stands for an output of subtask ``k``.
+    """
+
+    id: int = Field(ge=0)
+    task: str = Field(min_length=1)
+    dep: list[int] = Field(default_factory=list)
+    args: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("dep", mode="before")
+    @classmethod
+    def _normalize_dep(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        if isinstance(value, (int, str)):
+            value = [value]
+        if isinstance(value, list):
+            return [d for d in value if not (isinstance(d, (int, str)) and str(d) == "-1")]
+        return value
+
+    @field_validator("args", mode="before")
+    @classmethod
+    def _stringify_args(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                str(k): ", ".join(map(str, v)) if isinstance(v, list) else
+                v if isinstance(v, str) else str(v)
+                for k, v in value.items()
+            }
+        return value
+
+
+class Candidate(BaseModel):
+    model: str
+    backend: str
+    score: float
+
+
+class Selection(BaseModel):
+    """The model chosen for a subtask, why, and the fallbacks in order."""
+
+    subtask_id: int
+    task: str
+    model: str | None
+    backend: str | None
+    reason: str
+    candidates: list[Candidate] = Field(default_factory=list)
+
+
+class Attempt(BaseModel):
+    model: str
+    backend: str
+    ok: bool
+    error: str | None = None
+    error_type: str | None = None
+    latency_s: float = 0.0
+
+
+class SubtaskResult(BaseModel):
+    """How a subtask ended. Outputs are inline text and numbers, or artifact refs."""
+
+    id: int
+    task: str
+    status: ResultStatus
+    model: str | None = None
+    backend: str | None = None
+    outputs: dict[str, Any] = Field(default_factory=dict)
+    attempts: int = 0
+    attempt_log: list[Attempt] = Field(default_factory=list)
+    error: str | None = None
+    latency_s: float = 0.0
+
+
+def merge_by_id(current: dict[int, Any] | None, update: dict[int, Any] | None) -> dict[int, Any]:
+    """Reducer for maps keyed by subtask id.
+
+    Updates from parallel writers merge key by key, the later write winning for the same
+    subtask. ``None`` clears the map: the planner sends it when a new plan starts, so
+    results of an earlier turn on the thread never mix with this one's.
+    """
+    if update is None:
+        return {}
+    return {**(current or {}), **update}
+
+
+def append_turns(current: list[ChatTurn] | None, update: list[ChatTurn] | None) -> list[ChatTurn]:
+    """Reducer for the conversation: turns are appended in order."""
+    return [*(current or []), *(update or [])]
+
+
+class InputState(BaseModel):
+    """What a user gives: the request, attached files or URLs, earlier turns."""
+
+    request: str = Field(min_length=1, description="What the user asks for.")
+    files: list[str] = Field(
+        default_factory=list, description="Paths (inside the workspace) or URLs of inputs."
+    )
+    history: Annotated[list[ChatTurn], append_turns] = Field(
+        default_factory=list, description="Earlier turns, for a thread's first request."
+    )
+
+
+class State(InputState):
+    """The full state of one run."""
+
+    plan: list[Subtask] = Field(default_factory=list)
+    plan_attempts: int = 0
+    plan_errors: list[str] = Field(default_factory=list)
+    plan_reply: str = ""
+    planner: str = ""
+    selections: Annotated[dict[int, Selection], merge_by_id] = Field(default_factory=dict)
+    results: Annotated[dict[int, SubtaskResult], merge_by_id] = Field(default_factory=dict)
+    response: str = ""
+    responder: str = ""
+    status: RunStatus = "running"
+    abort_reason: str | None = None
+
+
+class OutputState(BaseModel):
+    """What a run returns."""
+
+    plan: list[Subtask] = Field(default_factory=list)
+    selections: dict[int, Selection] = Field(default_factory=dict)
+    results: dict[int, SubtaskResult] = Field(default_factory=dict)
+    response: str = ""
+    status: RunStatus = "running"
+    abort_reason: str | None = None
+    plan_errors: list[str] = Field(default_factory=list)
+    planner: str = ""
+    responder: str = ""
+
+
+STATE_TYPES: tuple[type[BaseModel], ...] = (
+    ChatTurn, Subtask, Candidate, Selection, Attempt, SubtaskResult,
+    InputState, State, OutputState,
+)
+"""Types that checkpoints may deserialize (the msgpack allowlist)."""

@@ -1,0 +1,224 @@
+"""Reading and checking plans in code: the planner LLM proposes, this module disposes.
+
+:func:`parse_plan_text` finds a plan in whatever an LLM wrote (bare JSON, JSON in a
+code fence or in prose). :func:`validate_plan` checks the DAG against the task-type
+registry and returns every problem it finds, worded so that the LLM can repair them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from graph.state import Subtask
+from tools.kinds import generated_ref, kind_of_literal
+from tools.tasks import get_task_type, task_types
+
+__all__ = ["PlanParseError", "parse_plan_text", "plan_items", "validate_plan"]
+
+_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_EMBEDDED_REF_RE = re.compile(r"<GENERATED>-\d+")
+
+
+class PlanParseError(ValueError):
+    """No JSON plan could be read from an LLM reply."""
+
+
+def plan_items(data: Any) -> list[Any]:
+    """The list of subtasks in a decoded reply: a list, or an object holding one under
+    ``subtasks``/``tasks``/``plan``, or a single subtask object."""
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict):
+        for key in ("subtasks", "tasks", "plan", "task_nodes"):
+            if isinstance(data.get(key), list):
+                return data[key]
+        if "task" in data:
+            return [data]
+    raise PlanParseError(
+        "the reply is JSON but not a plan: expected a list of subtasks or "
+        '{"subtasks": [...]}'
+    )
+
+
+def _json_candidates(text: str) -> list[str]:
+    candidates = [text.strip()]
+    candidates += [m.group(1).strip() for m in _FENCE_RE.finditer(text)]
+    starts = [i for i, ch in enumerate(text) if ch in "[{"]
+    decoder = json.JSONDecoder()
+    for start in starts:
+        try:
+            _, end = decoder.raw_decode(text, start)
+        except ValueError:
+            continue
+        candidates.append(text[start:end])
+    return candidates
+
+
+def parse_plan_text(text: str) -> list[Any]:
+    """Find the plan in an LLM reply.
+
+    Raises:
+        PlanParseError: nothing in the text decodes to a plan.
+    """
+    if not text or not text.strip():
+        raise PlanParseError("the reply was empty")
+    last_error: PlanParseError | None = None
+    for candidate in _json_candidates(text):
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        try:
+            return plan_items(data)
+        except PlanParseError as exc:
+            last_error = exc
+    raise last_error or PlanParseError(
+        "the reply contains no JSON: answer with a JSON list of subtasks only"
+    )
+
+
+def _format_pydantic_error(position: int, exc: ValidationError) -> list[str]:
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "subtask"
+        problems.append(f"subtask #{position}: {where}: {err['msg']}")
+    return problems
+
+
+def _find_cycle(deps: dict[int, list[int]]) -> list[int] | None:
+    state: dict[int, int] = {}
+    stack: list[int] = []
+
+    def visit(node: int) -> list[int] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in deps.get(node, []):
+            if nxt not in deps:
+                continue
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt):], nxt]
+            if state.get(nxt) is None and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in deps:
+        if state.get(node) is None and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def validate_plan(items: list[Any], *, max_subtasks: int) -> tuple[list[Subtask], list[str]]:
+    """Check a plan; return the normalised subtasks and the list of problems.
+
+    A plan is valid when the problem list is empty. Checks: each subtask's shape, the
+    number of subtasks, unique ids, known task types, dependencies that exist, precede
+    and form no cycle, ``<GENERATED>-k`` only for declared dependencies and only where
+    subtask k produces the kind the argument needs, argument names the task type knows,
+    required arguments present, and literal values of the right kind.
+    """
+    problems: list[str] = []
+    if len(items) > max_subtasks:
+        problems.append(
+            f"the plan has {len(items)} subtasks but at most {max_subtasks} are allowed: "
+            "merge or drop steps"
+        )
+    subtasks: list[Subtask] = []
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            problems.append(f"subtask #{position} is not an object: {item!r:.80}")
+            continue
+        try:
+            subtasks.append(Subtask.model_validate(item))
+        except ValidationError as exc:
+            problems.extend(_format_pydantic_error(position, exc))
+
+    position_of: dict[int, int] = {}
+    for position, st in enumerate(subtasks):
+        if st.id in position_of:
+            problems.append(f"subtask id {st.id} is used twice: ids must be unique")
+        position_of.setdefault(st.id, position)
+
+    known = ", ".join(t.name for t in task_types())
+    task_of: dict[int, str] = {}
+    for st in subtasks:
+        task_type = get_task_type(st.task)
+        if task_type is None:
+            problems.append(f"subtask {st.id}: unknown task type {st.task!r} (known: {known})")
+        else:
+            st.task = task_type.name
+            task_of[st.id] = task_type.name
+
+    deps = {st.id: st.dep for st in subtasks}
+    cycle = _find_cycle(deps)
+    if cycle:
+        problems.append("the dependencies form a cycle: " + " -> ".join(map(str, cycle)))
+    for st in subtasks:
+        for dep in st.dep:
+            if dep == st.id:
+                continue  # reported as a cycle
+            if dep not in position_of:
+                problems.append(f"subtask {st.id} depends on subtask {dep}, which does not exist")
+            elif not cycle and position_of[dep] > position_of[st.id]:
+                problems.append(
+                    f"subtask {st.id} depends on subtask {dep}, which comes after it: "
+                    "list dependencies first"
+                )
+
+    for st in subtasks:
+        task_type = get_task_type(st.task)
+        if task_type is None:
+            continue
+        for name, value in st.args.items():
+            arg = task_type.arg(name)
+            if arg is None:
+                names = ", ".join(a.name for a in task_type.args)
+                problems.append(
+                    f"subtask {st.id} ({st.task}): unknown argument {name!r} (expected: {names})"
+                )
+                continue
+            ref = generated_ref(value)
+            if ref is None and _EMBEDDED_REF_RE.search(value):
+                problems.append(
+                    f"subtask {st.id}: argument {name!r} embeds a <GENERATED>-k reference in "
+                    "other text; a reference must be the whole value"
+                )
+                continue
+            if ref is not None:
+                if ref not in st.dep:
+                    problems.append(
+                        f"subtask {st.id}: argument {name!r} uses <GENERATED>-{ref} but {ref} "
+                        f"is not in its dep list {st.dep}"
+                    )
+                    continue
+                source_task = get_task_type(task_of.get(ref, ""))
+                if source_task is None:
+                    continue
+                if not arg.is_data:
+                    problems.append(
+                        f"subtask {st.id}: argument {name!r} is a parameter and cannot be "
+                        f"<GENERATED>-{ref}"
+                    )
+                elif source_task.output_for(str(arg.kind)) is None:
+                    outs = ", ".join(sorted(source_task.output_kinds))
+                    problems.append(
+                        f"subtask {st.id} ({st.task}): argument {name!r} needs {arg.kind}, but "
+                        f"subtask {ref} ({source_task.name}) produces {outs}"
+                    )
+            elif arg.is_data and (literal := kind_of_literal(value)) != arg.kind:
+                problems.append(
+                    f"subtask {st.id} ({st.task}): argument {name!r} needs {arg.kind}, but "
+                    f"{value!r:.60} is {'an' if literal[0] in 'aeiou' else 'a'} {literal}"
+                    + (" value" if literal == "text" else " file")
+                )
+        for arg in task_type.args:
+            if arg.required and arg.name not in st.args:
+                problems.append(
+                    f"subtask {st.id} ({st.task}): missing required argument {arg.name!r}"
+                )
+    return subtasks, problems

@@ -1,0 +1,36 @@
+"""The exceptions that mean "the LLM endpoint failed", as opposed to a bug."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+
+__all__ = ["LLM_CALL_ERRORS", "describe_llm_error"]
+
+LLM_CALL_ERRORS: tuple[type[BaseException], ...] = (
+    openai.APIError,
+    httpx.HTTPError,
+    TimeoutError,
+    ConnectionError,
+)
+try:
+    from huggingface_hub.errors import HfHubHTTPError
+
+    LLM_CALL_ERRORS += (HfHubHTTPError,)
+except ImportError:  # pragma: no cover - huggingface_hub ships with langchain-huggingface
+    pass
+
+
+def describe_llm_error(exc: BaseException, label: str) -> str:
+    """One sentence for the user: what failed, and what to check."""
+    if isinstance(exc, (openai.APIConnectionError, httpx.ConnectError, ConnectionError)):
+        hint = "is the server running, and is --llm-base-url right?"
+    elif isinstance(exc, (openai.APITimeoutError, TimeoutError, httpx.TimeoutException)):
+        hint = "the endpoint did not answer in time; raise HUGGINGGPT_LLM_TIMEOUT or try later"
+    elif isinstance(exc, openai.AuthenticationError):
+        hint = "check OPENAI_API_KEY (or HUGGINGGPT_LLM_API_KEY)"
+    elif isinstance(exc, openai.NotFoundError):
+        hint = "check the model name given with --llm"
+    else:
+        hint = "see the error above"
+    return f"the LLM {label} failed: {type(exc).__name__}: {str(exc)[:300]} ({hint})"

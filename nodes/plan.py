@@ -1,0 +1,156 @@
+"""Stage 1, task planning: the planner LLM turns the request into a DAG of subtasks.
+
+The reply is read with structured output where the endpoint supports it, and with a
+tolerant parser where it does not; the DAG is then checked in code. An invalid plan goes
+back to the LLM with the problems (the ``plan`` edge loops), at most
+``max_plan_retries`` times; then the run aborts with the problems listed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
+
+from graph.context import Context, context_of
+from graph.llms import chat_model, describe_llm
+from graph.state import State
+from graph.validation import PlanParseError, parse_plan_text, validate_plan
+from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
+from nodes.prompts import PLANNER_REPAIR, PLANNER_SYSTEM, PLANNER_USER
+from tools.errors import LLMNotConfiguredError
+from tools.tasks import task_types
+
+__all__ = ["plan", "route_after_plan", "PlanReply"]
+
+
+class SubtaskReply(BaseModel):
+    id: int = Field(description="unique id, from 0, in list order")
+    task: str = Field(description="a task type name")
+    dep: list[int] = Field(description="ids of earlier subtasks this one needs; [] if none")
+    args: dict[str, str] = Field(description="argument name -> value or <GENERATED>-k")
+
+
+class PlanReply(BaseModel):
+    """The plan: subtasks in dependency order (empty when no expert is needed)."""
+
+    subtasks: list[SubtaskReply]
+
+
+def _messages(state: State, context: Context) -> list[BaseMessage]:
+    history = "".join(f"{turn.role}: {turn.content}\n" for turn in state.history[-6:])
+    messages: list[BaseMessage] = [
+        SystemMessage(PLANNER_SYSTEM.format(
+            task_types="\n".join(t.describe() for t in task_types()),
+            max_subtasks=context.max_subtasks,
+        )),
+        HumanMessage(PLANNER_USER.format(
+            history=f"Conversation so far:\n{history}\n" if history else "",
+            request=state.request,
+            files=", ".join(state.files) or "none",
+        )),
+    ]
+    if state.plan_errors:
+        messages += [
+            AIMessage(state.plan_reply or "(no reply)"),
+            HumanMessage(PLANNER_REPAIR.format(
+                errors="\n".join(f"- {e}" for e in state.plan_errors),
+                reply=state.plan_reply[:2000] or "(empty)",
+            )),
+        ]
+    return messages
+
+
+def _reply_text(raw: AIMessage) -> str:
+    """What the model said, wherever it said it: content, or tool-call arguments."""
+    if raw.tool_calls:
+        return json.dumps(raw.tool_calls[0]["args"])
+    if raw.invalid_tool_calls:
+        return str(raw.invalid_tool_calls[0].get("args") or "")
+    content = raw.content
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
+
+
+def _ask_planner(state: State, context: Context) -> tuple[list[Any], str]:
+    llm = chat_model(context, "planner")
+    structured = llm.with_structured_output(
+        PlanReply, method=context.structured_output, include_raw=True
+    )
+    out = structured.invoke(_messages(state, context))
+    parsed: PlanReply | None = out.get("parsed")
+    if parsed is not None:
+        items = [s.model_dump() for s in parsed.subtasks]
+        return items, json.dumps({"subtasks": items})
+    text = _reply_text(out["raw"])
+    try:
+        return parse_plan_text(text), text
+    except PlanParseError as exc:
+        raise PlanParseError(f"{exc}. Reply began: {text[:200]!r}") from exc
+
+
+def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Ask for a plan (or take the fixed one), validate it, and record the outcome."""
+    context = context_of(runtime)
+    attempt = state.plan_attempts + 1
+    get_stream_writer()({"type": "stage", "stage": "plan", "event": "start", "attempt": attempt})
+    update: dict[str, Any] = {"plan_attempts": attempt}
+    if attempt == 1:  # a new request on this thread starts from a clean slate
+        update |= {"selections": None, "results": None, "status": "running",
+                   "abort_reason": None, "response": ""}
+
+    if context.plan is not None:
+        items, reply, planner = context.plan, json.dumps(context.plan), "fixed plan"
+    else:
+        planner = f"llm: {describe_llm(context, 'planner')}"
+        try:
+            items, reply = _ask_planner(state, context)
+        except LLMNotConfiguredError as exc:
+            return update | _abort(str(exc), planner="none")
+        except LLM_CALL_ERRORS as exc:
+            return update | _abort(describe_llm_error(exc, "planner"), planner=planner)
+        except PlanParseError as exc:
+            return update | _rejected(state, context, attempt, [str(exc)], reply, planner)
+
+    subtasks, problems = validate_plan(items, max_subtasks=context.max_subtasks)
+    if problems:
+        if context.plan is not None:
+            return update | _abort(
+                "the plan file is invalid:\n" + "\n".join(f"- {p}" for p in problems),
+                planner=planner, plan_errors=problems,
+            )
+        return update | _rejected(state, context, attempt, problems, reply, planner)
+    return update | {"plan": subtasks, "plan_errors": [], "plan_reply": reply[:4000],
+                     "planner": planner}
+
+
+def _rejected(
+    state: State, context: Context, attempt: int, problems: list[str], reply: str, planner: str
+) -> dict[str, Any]:
+    update = {"plan": [], "plan_errors": problems, "plan_reply": reply[:4000], "planner": planner}
+    if attempt > context.max_plan_retries:
+        reason = (
+            f"the planner gave no valid plan in {attempt} attempts. Last problems:\n"
+            + "\n".join(f"- {p}" for p in problems)
+            + "\nTry rephrasing the request, a stronger --planner-llm, or a plan file (--plan)."
+        )
+        return update | _abort(reason, planner=planner, plan_errors=problems)
+    return update
+
+
+def _abort(reason: str, **extra: Any) -> dict[str, Any]:
+    return {"status": "aborted", "abort_reason": reason, "plan": [], **extra}
+
+
+def route_after_plan(state: State) -> Literal["select", "respond", "plan", "abort"]:
+    """Abort, retry planning, answer directly (empty plan) or go on to selection."""
+    if state.status == "aborted":
+        return "abort"
+    if state.plan_errors:
+        return "plan"
+    return "select" if state.plan else "respond"

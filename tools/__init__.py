@@ -1,0 +1,66 @@
+"""Adapters to Hugging Face models and other engines, the task-type registry and the
+model catalog. Nothing here imports from ``nodes`` or ``graph``.
+
+Registering a tool for a task type::
+
+    from tools import tool
+
+    @tool("text-classification", backend="mine", models=["me/my-classifier"])
+    def classify(text: str) -> list[dict]:
+        ...
+"""
+
+from tools import dry_run, lite  # noqa: F401  (register the built-in tools)
+from tools.artifacts import ArtifactStore, is_artifact_ref
+from tools.catalog import Catalog, ModelCard, load_catalog
+from tools.errors import (
+    ArgumentError,
+    HuggingGPTError,
+    LLMCallError,
+    LLMNotConfiguredError,
+    NoModelAvailableError,
+    ToolDefinitionError,
+    ToolExecutionError,
+    ToolTimeoutError,
+    TransientToolError,
+)
+from tools.registry import (
+    Tool,
+    ToolContext,
+    find_tools,
+    register_tool,
+    registered_tools,
+    tool,
+    unregister_tool,
+)
+from tools.tasks import Arg, Output, TaskType, get_task_type, register_task_type, task_types
+
+__all__ = [
+    "Arg",
+    "ArgumentError",
+    "ArtifactStore",
+    "Catalog",
+    "HuggingGPTError",
+    "LLMCallError",
+    "LLMNotConfiguredError",
+    "ModelCard",
+    "NoModelAvailableError",
+    "Output",
+    "TaskType",
+    "Tool",
+    "ToolContext",
+    "ToolDefinitionError",
+    "ToolExecutionError",
+    "ToolTimeoutError",
+    "TransientToolError",
+    "find_tools",
+    "get_task_type",
+    "is_artifact_ref",
+    "load_catalog",
+    "register_task_type",
+    "register_tool",
+    "registered_tools",
+    "task_types",
+    "tool",
+    "unregister_tool",
+]

@@ -1,0 +1,67 @@
+"""The model catalog: model-card facts that model selection ranks on.
+
+The catalog ships as ``catalog.json`` beside this module. A user can point
+``HUGGINGGPT_CATALOG`` (or the ``catalog`` argument) at a file of the same format to
+replace it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+__all__ = ["ModelCard", "Catalog", "load_catalog", "DEFAULT_CATALOG"]
+
+DEFAULT_CATALOG = Path(__file__).with_name("catalog.json")
+
+
+class ModelCard(BaseModel):
+    """What selection needs to know about one model, from its Hugging Face model card."""
+
+    id: str
+    task: str
+    downloads: int = Field(default=0, ge=0)
+    likes: int = Field(default=0, ge=0)
+    license: str = "unknown"
+    languages: list[str] = Field(default_factory=list)
+    size_mb: float | None = None
+    expected_latency_s: float = Field(default=1.0, ge=0)
+    description: str = ""
+
+    def popularity(self) -> float:
+        """A rank score from usage: downloads count most, likes break near-ties,
+        and a slow model pays a little."""
+        return (
+            math.log10(self.downloads + 1)
+            + 0.5 * math.log10(self.likes + 1)
+            - 0.3 * math.log10(1 + self.expected_latency_s)
+        )
+
+
+class Catalog:
+    """Model cards by task type."""
+
+    def __init__(self, cards: list[ModelCard]) -> None:
+        self._by_task: dict[str, list[ModelCard]] = {}
+        for card in cards:
+            self._by_task.setdefault(card.task, []).append(card)
+
+    def for_task(self, task: str) -> list[ModelCard]:
+        return list(self._by_task.get(task, []))
+
+    def get(self, task: str, model_id: str) -> ModelCard | None:
+        return next((c for c in self._by_task.get(task, []) if c.id == model_id), None)
+
+    def __len__(self) -> int:
+        return sum(len(cards) for cards in self._by_task.values())
+
+
+@lru_cache(maxsize=8)
+def load_catalog(path: str | Path = DEFAULT_CATALOG) -> Catalog:
+    """Read a catalog file (cached per path)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return Catalog([ModelCard.model_validate(entry) for entry in data["models"]])

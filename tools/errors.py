@@ -1,0 +1,60 @@
+"""A typed family of errors.
+
+Errors caused by a model, a tool or the user's input become data in state (a failed
+result or an abort reason); these classes say which kind of failure it was, and whether
+trying again can help.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "HuggingGPTError",
+    "ToolDefinitionError",
+    "ToolExecutionError",
+    "TransientToolError",
+    "ToolTimeoutError",
+    "ArgumentError",
+    "NoModelAvailableError",
+    "LLMNotConfiguredError",
+    "LLMCallError",
+]
+
+
+class HuggingGPTError(Exception):
+    """Base class of every error this project raises on purpose."""
+
+
+class ToolDefinitionError(HuggingGPTError, TypeError):
+    """A tool function does not fit its task type (raised when it is registered)."""
+
+
+class ToolExecutionError(HuggingGPTError):
+    """A tool ran and failed; retrying the same model will not help."""
+
+
+class TransientToolError(ToolExecutionError):
+    """A tool failed in a way that may pass: a dropped connection, a 503, a model loading.
+
+    The executor retries these with backoff before it falls back to the next model.
+    """
+
+
+class ToolTimeoutError(TransientToolError):
+    """A tool did not finish within its subtask's timeout."""
+
+
+class ArgumentError(HuggingGPTError, ValueError):
+    """A subtask argument cannot be resolved: a missing file, a path outside the
+    workspace, an output of the wrong kind."""
+
+
+class NoModelAvailableError(HuggingGPTError):
+    """No model in the catalog can run a task type on the enabled backends."""
+
+
+class LLMNotConfiguredError(HuggingGPTError):
+    """A stage needs an LLM and none is configured."""
+
+
+class LLMCallError(HuggingGPTError):
+    """An LLM endpoint could not be reached or did not answer in time."""

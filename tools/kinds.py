@@ -1,0 +1,55 @@
+"""Kinds of data that flow between subtasks, and how to tell a value's kind."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Literal
+
+__all__ = [
+    "Kind",
+    "DATA_KINDS",
+    "GENERATED_RE",
+    "generated_ref",
+    "kind_of_literal",
+    "is_url",
+]
+
+Kind = Literal["text", "image", "audio", "video", "table", "vector", "number", "labels", "json"]
+"""What a value is. The first five are the data kinds a user can attach or a plan can
+name as arguments; the others are structured outputs of experts."""
+
+DATA_KINDS: frozenset[str] = frozenset({"text", "image", "audio", "video", "table"})
+
+GENERATED_RE = re.compile(r"^<GENERATED>-(\d+)$")
+"""A whole argument value that names another subtask's output, as in HuggingGPT."""
+
+_SUFFIX_KINDS: dict[str, Kind] = {
+    **dict.fromkeys((".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff"), "image"),
+    **dict.fromkeys((".wav", ".mp3", ".flac", ".ogg", ".m4a", ".opus"), "audio"),
+    **dict.fromkeys((".mp4", ".avi", ".mov", ".mkv", ".webm"), "video"),
+    **dict.fromkeys((".csv", ".tsv", ".parquet", ".xlsx"), "table"),
+}
+
+
+def generated_ref(value: str) -> int | None:
+    """Return k when ``value`` is exactly ``<GENERATED>-k``, else None."""
+    match = GENERATED_RE.match(value.strip())
+    return int(match.group(1)) if match else None
+
+
+def is_url(value: str) -> bool:
+    return value.startswith(("http://", "https://"))
+
+
+def kind_of_literal(value: str) -> Kind:
+    """The kind a literal argument value denotes: a file or URL by its suffix, else text.
+
+    Only a value that is one token and ends in a known media suffix counts as a file; a
+    sentence that happens to end in ".png" stays text.
+    """
+    stripped = value.strip()
+    if not stripped or any(ch.isspace() for ch in stripped):
+        return "text"
+    path = stripped.split("?", 1)[0].split("#", 1)[0] if is_url(stripped) else stripped
+    return _SUFFIX_KINDS.get(PurePosixPath(path).suffix.lower(), "text")

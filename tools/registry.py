@@ -1,0 +1,257 @@
+"""Tools: typed functions that run one task type on some backend.
+
+A tool is registered with :func:`tool` (a decorator) or :func:`register_tool`. Its
+schema comes from its signature: the parameters named like the task type's arguments
+receive those arguments (``str`` for text; :class:`~pathlib.Path` for files, already
+resolved inside the workspace), a parameter named ``model`` receives the selected model
+id, and one annotated :class:`ToolContext` receives the run's context (artifact store,
+expected latency). The return annotation is required. A tool returns its task's primary
+output, or a dict of named outputs; files are returned as paths and become artifacts.
+
+Example::
+
+    @tool("text-classification", backend="mine", models=["me/my-classifier"])
+    def classify(text: str, model: str) -> list[dict]:
+        return [{"label": "POSITIVE", "score": 0.9}]
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_type_hints
+
+from tools.artifacts import ArtifactStore, is_artifact_ref
+from tools.errors import ToolDefinitionError, ToolExecutionError
+from tools.tasks import TaskType, get_task_type
+
+__all__ = [
+    "Tool",
+    "ToolContext",
+    "ANY_TASK",
+    "tool",
+    "register_tool",
+    "unregister_tool",
+    "find_tools",
+    "registered_tools",
+    "normalize_outputs",
+]
+
+ANY_TASK = "*"
+"""Task name for generic tools (simulated experts) that take any task type's arguments."""
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use besides its arguments."""
+
+    subtask_id: int
+    task: str
+    model: str
+    artifacts: ArtifactStore
+    expected_latency_s: float = 1.0
+    latency_scale: float = 1.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A registered tool. ``models`` None means any catalog model of the task type."""
+
+    name: str
+    task: str
+    backend: str
+    fn: Callable[..., Any]
+    models: tuple[str, ...] | None
+    arg_names: tuple[str, ...]
+    wants_model: bool
+    context_param: str | None
+    accepts_any_args: bool
+    is_async: bool
+    description: str
+    risk: str = "read-only"
+    simulated: bool = False
+
+    def serves(self, task: str, model: str) -> bool:
+        return self.task in (task, ANY_TASK) and (self.models is None or model in self.models)
+
+    def call_kwargs(
+        self, args: dict[str, Any], model: str, context: ToolContext
+    ) -> dict[str, Any]:
+        kwargs = dict(args) if self.accepts_any_args else {
+            name: args[name] for name in self.arg_names if name in args
+        }
+        if self.wants_model:
+            kwargs["model"] = model
+        if self.context_param:
+            kwargs[self.context_param] = context
+        return kwargs
+
+
+_TOOLS: list[Tool] = []
+
+
+def register_tool(
+    fn: Callable[..., Any],
+    task: str,
+    *,
+    backend: str,
+    models: Iterable[str] | None = None,
+    risk: str = "read-only",
+    simulated: bool = False,
+    name: str | None = None,
+) -> Tool:
+    """Register ``fn`` as the tool for ``task`` on ``backend``; later registrations of the
+    same (task, backend, models) replace earlier ones.
+
+    Raises:
+        ToolDefinitionError: the task type is unknown, the return annotation is missing,
+            a parameter is not an argument of the task type, or a required argument of
+            the task type has no parameter.
+    """
+    label = name or getattr(fn, "__name__", repr(fn))
+    task_type: TaskType | None = None
+    if task != ANY_TASK:
+        task_type = get_task_type(task)
+        if task_type is None:
+            raise ToolDefinitionError(f"tool {label!r}: unknown task type {task!r}")
+        task = task_type.name
+    signature = inspect.signature(fn)
+    try:
+        hints = get_type_hints(fn)
+    except Exception as exc:  # unresolvable annotation: a definition error, said plainly
+        raise ToolDefinitionError(f"tool {label!r}: cannot read its type hints: {exc}") from exc
+    if "return" not in hints:
+        raise ToolDefinitionError(f"tool {label!r} has no return type annotation")
+
+    arg_names: list[str] = []
+    wants_model = False
+    context_param: str | None = None
+    accepts_any = False
+    for param in signature.parameters.values():
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            accepts_any = True
+        elif hints.get(param.name) is ToolContext:
+            context_param = param.name
+        elif param.name == "model":
+            wants_model = True
+        elif task_type is not None and task_type.arg(param.name) is None:
+            known = ", ".join(a.name for a in task_type.args)
+            raise ToolDefinitionError(
+                f"tool {label!r}: parameter {param.name!r} is not an argument of "
+                f"{task_type.name} (its arguments: {known})"
+            )
+        else:
+            arg_names.append(param.name)
+    if task_type is not None and not accepts_any:
+        missing = [a.name for a in task_type.args if a.required and a.name not in arg_names]
+        if missing:
+            raise ToolDefinitionError(
+                f"tool {label!r} lacks parameters for required arguments of "
+                f"{task_type.name}: {', '.join(missing)}"
+            )
+    if task == ANY_TASK and not accepts_any:
+        raise ToolDefinitionError(f"generic tool {label!r} must take **args")
+
+    model_ids = tuple(models) if models is not None else None
+    new = Tool(
+        name=label,
+        task=task,
+        backend=backend,
+        fn=fn,
+        models=model_ids,
+        arg_names=tuple(arg_names),
+        wants_model=wants_model,
+        context_param=context_param,
+        accepts_any_args=accepts_any,
+        is_async=inspect.iscoroutinefunction(fn),
+        description=inspect.getdoc(fn) or "",
+        risk=risk,
+        simulated=simulated,
+    )
+    _TOOLS[:] = [
+        t for t in _TOOLS if (t.task, t.backend, t.models) != (task, backend, model_ids)
+    ]
+    _TOOLS.append(new)
+    return new
+
+
+def tool(
+    task: str,
+    *,
+    backend: str,
+    models: Iterable[str] | None = None,
+    risk: str = "read-only",
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator form of :func:`register_tool`; returns the function unchanged."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        register_tool(fn, task, backend=backend, models=models, risk=risk)
+        return fn
+
+    return decorate
+
+
+def unregister_tool(registered: Tool) -> None:
+    _TOOLS[:] = [t for t in _TOOLS if t is not registered]
+
+
+def registered_tools() -> list[Tool]:
+    return list(_TOOLS)
+
+
+def find_tools(task: str, model: str, backends: Iterable[str] | None = None) -> list[Tool]:
+    """Tools that can run ``model`` for ``task``, specific ones before generic ones."""
+    allowed = set(backends) if backends is not None else None
+    found = [
+        t for t in _TOOLS
+        if t.serves(task, model) and (allowed is None or t.backend in allowed)
+    ]
+    return sorted(found, key=lambda t: (t.task == ANY_TASK, t.models is None))
+
+
+def _coerce(kind: str, value: Any, artifacts: ArtifactStore) -> Any:
+    """One output value in the form state keeps: text and numbers inline, everything
+    bulky or binary as an artifact reference."""
+    if is_artifact_ref(value):
+        return value
+    if kind in ("image", "audio", "video", "table"):
+        if isinstance(value, (str, Path)) and Path(value).is_file():
+            return artifacts.add_file(Path(value), kind)
+        raise ToolExecutionError(f"expected a {kind} file path, got {type(value).__name__}")
+    if kind == "text":
+        if not isinstance(value, str):
+            raise ToolExecutionError(f"expected text, got {type(value).__name__}")
+        if len(value) > 4000:
+            return artifacts.put_bytes(value.encode(), "text", ".txt", preview=value[:200])
+        return value
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ToolExecutionError(f"expected a number, got {type(value).__name__}")
+        return float(value)
+    if kind == "vector":
+        values = [float(v) for v in value]
+        return artifacts.put_json(values, "vector", dims=len(values))
+    if kind == "labels":
+        if not isinstance(value, list):
+            raise ToolExecutionError(f"expected a list of labels, got {type(value).__name__}")
+        return value
+    return value
+
+
+def normalize_outputs(
+    task_type: TaskType, value: Any, artifacts: ArtifactStore
+) -> dict[str, Any]:
+    """Turn what a tool returned into ``{output name: value or artifact ref}``."""
+    names = {o.name for o in task_type.outputs}
+    if isinstance(value, dict) and value and set(value) <= names and not is_artifact_ref(value):
+        raw = value
+    else:
+        raw = {task_type.outputs[0].name: value}
+    return {
+        o.name: _coerce(o.kind, raw[o.name], artifacts)
+        for o in task_type.outputs
+        if o.name in raw
+    }

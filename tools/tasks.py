@@ -1,0 +1,223 @@
+"""The task-type registry: what each Hugging Face task type takes and returns.
+
+A plan names task types from here only. Each declaration says which arguments carry
+data (text, image, audio, ...) and which are plain parameters (a target language, a list
+of labels), and what kinds of output the task produces, so that plans can be checked in
+code before anything runs. Adding a task type is one :func:`register_task_type` call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from tools.kinds import DATA_KINDS, Kind
+
+__all__ = [
+    "Arg",
+    "Output",
+    "TaskType",
+    "register_task_type",
+    "get_task_type",
+    "task_types",
+]
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a task type.
+
+    Attributes:
+        name: the key in a subtask's ``args``.
+        kind: a data kind (text, image, audio, video, table) for arguments that carry
+            data and may be ``<GENERATED>-k``; ``"param"`` for plain parameters.
+        required: whether a plan must give it.
+        description: shown to the planner.
+    """
+
+    name: str
+    kind: Kind | str
+    required: bool = True
+    description: str = ""
+
+    @property
+    def is_data(self) -> bool:
+        return self.kind in DATA_KINDS
+
+
+@dataclass(frozen=True)
+class Output:
+    """One named output of a task type; the first output is the primary one."""
+
+    name: str
+    kind: Kind
+
+
+@dataclass(frozen=True)
+class TaskType:
+    name: str
+    description: str
+    args: tuple[Arg, ...]
+    outputs: tuple[Output, ...]
+    aliases: tuple[str, ...] = field(default=())
+
+    def arg(self, name: str) -> Arg | None:
+        return next((a for a in self.args if a.name == name), None)
+
+    @property
+    def output_kinds(self) -> frozenset[str]:
+        return frozenset(o.kind for o in self.outputs)
+
+    def output_for(self, kind: str) -> Output | None:
+        """The first output of ``kind``, used to resolve ``<GENERATED>-k``."""
+        return next((o for o in self.outputs if o.kind == kind), None)
+
+    def describe(self) -> str:
+        """One line for the planner prompt."""
+        args = ", ".join(
+            f"{a.name}: {a.kind}{'' if a.required else ' (optional)'}" for a in self.args
+        )
+        outs = ", ".join(f"{o.name}: {o.kind}" for o in self.outputs)
+        return f"- {self.name}({args}) -> {outs}. {self.description}"
+
+
+_REGISTRY: dict[str, TaskType] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register_task_type(task_type: TaskType) -> TaskType:
+    """Declare a task type (or replace one of the same name) and return it."""
+    names = {a.name for a in task_type.args}
+    if len(names) != len(task_type.args):
+        raise ValueError(f"task type {task_type.name!r} declares an argument twice")
+    if not task_type.outputs:
+        raise ValueError(f"task type {task_type.name!r} declares no output")
+    _REGISTRY[task_type.name] = task_type
+    for alias in task_type.aliases:
+        _ALIASES[alias] = task_type.name
+    return task_type
+
+
+def get_task_type(name: str) -> TaskType | None:
+    """Look a task type up by name or alias (case-insensitive)."""
+    key = name.strip().lower()
+    return _REGISTRY.get(key) or _REGISTRY.get(_ALIASES.get(key, ""))
+
+
+def task_types() -> list[TaskType]:
+    return sorted(_REGISTRY.values(), key=lambda t: t.name)
+
+
+def _declare(
+    name: str,
+    description: str,
+    args: Iterable[Arg],
+    outputs: Iterable[Output],
+    aliases: Iterable[str] = (),
+) -> None:
+    register_task_type(TaskType(name, description, tuple(args), tuple(outputs), tuple(aliases)))
+
+
+_TEXT = Arg("text", "text", description="the input text")
+_IMAGE = Arg("image", "image", description="an image file, URL or <GENERATED>-k")
+_AUDIO = Arg("audio", "audio", description="an audio file, URL or <GENERATED>-k")
+
+_declare(
+    "sentence-similarity",
+    "How similar two texts are in meaning (cosine of sentence embeddings, -1..1).",
+    [Arg("text", "text", description="the first text"),
+     Arg("text2", "text", description="the second text")],
+    [Output("score", "number")],
+)
+_declare(
+    "feature-extraction",
+    "A sentence embedding of a text, stored as an artifact.",
+    [_TEXT],
+    [Output("embedding", "vector")],
+    aliases=["sentence-embedding"],
+)
+_declare(
+    "text-classification",
+    "Classify a text (sentiment, topic, ...).",
+    [_TEXT],
+    [Output("labels", "labels")],
+    aliases=["sentiment-analysis"],
+)
+_declare(
+    "zero-shot-classification",
+    "Classify a text into labels the user names.",
+    [_TEXT, Arg("labels", "param", description="comma-separated candidate labels")],
+    [Output("labels", "labels")],
+)
+_declare(
+    "token-classification",
+    "Find named entities or other token labels in a text.",
+    [_TEXT],
+    [Output("entities", "labels")],
+    aliases=["ner"],
+)
+_declare(
+    "summarization",
+    "Summarise a text.",
+    [_TEXT],
+    [Output("text", "text")],
+)
+_declare(
+    "translation",
+    "Translate a text into another language.",
+    [_TEXT,
+     Arg("tgt_lang", "param", required=False, description="target language code, e.g. fr"),
+     Arg("src_lang", "param", required=False, description="source language code")],
+    [Output("text", "text")],
+)
+_declare(
+    "question-answering",
+    "Answer a question from a context text.",
+    [Arg("question", "text", description="the question"),
+     Arg("text", "text", description="the context to answer from")],
+    [Output("text", "text")],
+)
+_declare(
+    "text-generation",
+    "Continue or answer a prompt with generated text.",
+    [_TEXT],
+    [Output("text", "text")],
+)
+_declare(
+    "image-to-text",
+    "Caption an image.",
+    [_IMAGE],
+    [Output("text", "text")],
+    aliases=["image-captioning"],
+)
+_declare(
+    "image-classification",
+    "Classify what an image shows.",
+    [_IMAGE],
+    [Output("labels", "labels")],
+)
+_declare(
+    "object-detection",
+    "Find objects in an image; returns boxes and an annotated image.",
+    [_IMAGE],
+    [Output("image", "image"), Output("objects", "labels")],
+)
+_declare(
+    "text-to-image",
+    "Generate an image from a text prompt.",
+    [_TEXT],
+    [Output("image", "image")],
+)
+_declare(
+    "text-to-speech",
+    "Read a text aloud.",
+    [_TEXT],
+    [Output("audio", "audio")],
+)
+_declare(
+    "automatic-speech-recognition",
+    "Transcribe speech.",
+    [_AUDIO],
+    [Output("text", "text")],
+    aliases=["speech-recognition", "asr"],
+)
