@@ -1,0 +1,235 @@
+"""The ``hugginggpt`` command: run a request, resume a thread.
+
+    hugginggpt run "REQUEST" [--file PATH ...] [--thread ID] [--json] [--dry-run --plan FILE]
+    hugginggpt resume --thread ID [--json]
+
+Progress goes to stderr; the answer (or, with ``--json``, one JSON document) to stdout.
+The settings of a run are saved beside its checkpoints
+(``<workspace>/threads/<thread>.json``, never secrets) so that ``resume`` continues
+with the same ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import importlib
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from graph.context import Context, env
+
+__all__ = ["main", "document"]
+
+EXIT_OK, EXIT_ABORTED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as is, exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hugginggpt",
+        description="HuggingGPT on LangGraph: an LLM plans, Hugging Face experts execute.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--thread", help="thread id (run: new if omitted)")
+        p.add_argument("--json", action="store_true", help="print one JSON document")
+        p.add_argument("--workspace", help="folder for artifacts, checkpoints and settings")
+        p.add_argument("--checkpoint-url",
+                       help="memory | sqlite:///FILE | postgresql://... "
+                            "(default: <workspace>/checkpoints.sqlite)")
+        p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                       help="import MODULE first (it may register tools); repeatable")
+
+    run = sub.add_parser("run", help="run a request through plan, select, execute, respond")
+    run.add_argument("request")
+    run.add_argument("--file", action="append", default=[], metavar="PATH_OR_URL",
+                     help="attach an input file or URL; repeatable")
+    run.add_argument("--dry-run", action="store_true",
+                     help="simulated experts: check a plan without loading models")
+    run.add_argument("--plan", metavar="FILE.json", help="run this plan instead of planning")
+    run.add_argument("--backend", help="auto | dry-run | lite | a registered backend")
+    run.add_argument("--llm", help="LLM for every role: MODEL or hf:REPO_OR_URL")
+    run.add_argument("--llm-base-url", help="OpenAI-compatible endpoint (vLLM, Ollama, ...)")
+    run.add_argument("--planner-llm")
+    run.add_argument("--selector-llm")
+    run.add_argument("--responder-llm")
+    run.add_argument("--max-subtasks", type=int)
+    run.add_argument("--subtask-timeout", type=float, help="seconds per model call")
+    run.add_argument("--subtask-retries", type=int, help="retries of transient errors")
+    run.add_argument("--latency-scale", type=float,
+                     help="dry-run: multiply simulated latencies by this")
+    common(run)
+
+    resume = sub.add_parser("resume", help="continue a thread from its last checkpoint")
+    common(resume)
+    return parser
+
+
+def _load_plugins(modules: list[str]) -> None:
+    for name in [*modules, *(env("HUGGINGGPT_PLUGINS") or "").split(",")]:
+        if name.strip():
+            try:
+                importlib.import_module(name.strip())
+            except ImportError as exc:
+                raise UsageError(f"cannot import plugin {name!r}: {exc}") from exc
+
+
+def _read_plan(path: str) -> list[dict[str, Any]]:
+    from graph.validation import PlanParseError, parse_plan_text
+
+    try:
+        return parse_plan_text(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read the plan file {path}: {exc.strerror}") from exc
+    except PlanParseError as exc:
+        raise UsageError(f"the plan file {path} holds no plan: {exc}") from exc
+
+
+def _context(args: argparse.Namespace) -> Context:
+    overrides: dict[str, Any] = {
+        "llm": args.llm, "llm_base_url": args.llm_base_url,
+        "planner_llm": args.planner_llm, "selector_llm": args.selector_llm,
+        "responder_llm": args.responder_llm, "backend": args.backend,
+        "max_subtasks": args.max_subtasks, "subtask_timeout_s": args.subtask_timeout,
+        "subtask_retries": args.subtask_retries,
+        "dry_run_latency_scale": args.latency_scale, "workspace": args.workspace,
+    }
+    if args.dry_run:
+        overrides["backend"] = "dry-run"
+    if args.plan:
+        overrides["plan"] = _read_plan(args.plan)
+    return Context(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def _files(paths: list[str]) -> list[str]:
+    files = []
+    for item in paths:
+        if item.startswith(("http://", "https://")):
+            files.append(item)
+            continue
+        path = Path(item)
+        if not path.is_file():
+            raise UsageError(f"--file {item}: no such file")
+        files.append(str(path.resolve()))
+    return files
+
+
+def _settings_path(workspace: str, thread_id: str) -> Path:
+    return Path(workspace) / "threads" / f"{thread_id}.json"
+
+
+def document(thread_id: str, values: dict[str, Any], status: str) -> dict[str, Any]:
+    """The ``--json`` document of a run."""
+    selections = values.get("selections") or {}
+    results = values.get("results") or {}
+    return {
+        "thread_id": thread_id,
+        "status": status,
+        "request": values.get("request"),
+        "plan": [s.model_dump(mode="json") for s in values.get("plan") or []],
+        "selections": {str(k): v.model_dump(mode="json") for k, v in selections.items()},
+        "results": {str(k): v.model_dump(mode="json") for k, v in results.items()},
+        "response": values.get("response", ""),
+        "abort_reason": values.get("abort_reason"),
+        "plan_errors": values.get("plan_errors") or [],
+        "planner": values.get("planner", ""),
+        "responder": values.get("responder", ""),
+    }
+
+
+async def _drive(
+    graph_input: dict[str, Any] | None, thread_id: str, context: Context, url: str, as_json: bool
+) -> int:
+    from graph.builder import build_graph
+    from graph.checkpoint import aopen_checkpointer
+    from graph.progress import Progress
+
+    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
+    progress = Progress()
+    async with aopen_checkpointer(url) as saver:
+        compiled = build_graph(checkpointer=saver)
+        if graph_input is None:
+            snapshot = await compiled.aget_state(config)
+            if not snapshot.values:
+                raise UsageError(f"thread {thread_id!r} has no checkpoint in {url}")
+        interrupted = False
+        try:
+            async for mode, chunk in compiled.astream(
+                graph_input, config, context=context, stream_mode=["updates", "custom"]
+            ):
+                progress.handle(mode, chunk)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            interrupted = True
+        finally:
+            progress.close()
+        snapshot = await compiled.aget_state(config)
+    values = dict(snapshot.values)
+    status = "interrupted" if interrupted or snapshot.next else values.get("status", "running")
+    if as_json:
+        print(json.dumps(document(thread_id, values, status), indent=2, ensure_ascii=False))
+    else:
+        print(values.get("response") or f"(no response; status {status})")
+    print(f"thread {thread_id}: {status}"
+          + (f" (resume with: hugginggpt resume --thread {thread_id})"
+             if status == "interrupted" else ""), file=sys.stderr)
+    return {"completed": EXIT_OK, "aborted": EXIT_ABORTED}.get(status, EXIT_INTERRUPTED)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from graph.llms import NOT_CONFIGURED_HELP
+
+    context = _context(args)
+    if context.plan is None and context.role_llm("planner") is None:
+        raise UsageError(NOT_CONFIGURED_HELP)
+    thread_id = args.thread or uuid.uuid4().hex[:12]
+    url = args.checkpoint_url or f"sqlite:///{Path(context.workspace).resolve()}/checkpoints.sqlite"
+    settings = _settings_path(context.workspace, thread_id)
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({
+        "context": dataclasses.asdict(context), "checkpoint_url": url, "plugins": args.plugin,
+    }, indent=2))
+    graph_input = {"request": args.request, "files": _files(args.file)}
+    return asyncio.run(_drive(graph_input, thread_id, context, url, args.json))
+
+
+def _resume(args: argparse.Namespace) -> int:
+    if not args.thread:
+        raise UsageError("resume needs --thread ID")
+    workspace = args.workspace or Context().workspace
+    settings_file = _settings_path(workspace, args.thread)
+    if not settings_file.is_file():
+        raise UsageError(
+            f"no saved settings for thread {args.thread!r} in {Path(workspace).resolve()}: "
+            "pass the --workspace the run used"
+        )
+    saved = json.loads(settings_file.read_text())
+    _load_plugins(saved.get("plugins", []))
+    context = Context(**saved["context"])
+    url = args.checkpoint_url or saved["checkpoint_url"]
+    return asyncio.run(_drive(None, args.thread, context, url, args.json))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        _load_plugins(args.plugin)
+        return _run(args) if args.command == "run" else _resume(args)
+    except UsageError as exc:
+        print(f"hugginggpt: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("hugginggpt: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())
