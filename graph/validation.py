@@ -24,7 +24,9 @@ _EMBEDDED_REF_RE = re.compile(r"<GENERATED>-\d+")
 
 
 class PlanParseError(ValueError):
-    """No JSON plan could be read from an LLM reply."""
+    """No JSON plan could be read from an LLM reply (kept in ``reply``)."""
+
+    reply: str = ""
 
 
 def plan_items(data: Any) -> list[Any]:

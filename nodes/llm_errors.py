@@ -31,6 +31,8 @@ def describe_llm_error(exc: BaseException, label: str) -> str:
         hint = "check OPENAI_API_KEY (or HUGGINGGPT_LLM_API_KEY)"
     elif isinstance(exc, openai.NotFoundError):
         hint = "check the model name given with --llm"
+    elif (status := getattr(exc, "status_code", None)) is not None:
+        hint = f"the endpoint answered HTTP {status}; check its logs, or retry later"
     else:
-        hint = "see the error above"
+        hint = "check the endpoint and its logs"
     return f"the LLM {label} failed: {type(exc).__name__}: {str(exc)[:300]} ({hint})"

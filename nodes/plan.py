@@ -91,7 +91,8 @@ def _ask_planner(state: State, context: Context) -> tuple[list[Any], str]:
     try:
         return parse_plan_text(text), text
     except PlanParseError as exc:
-        raise PlanParseError(f"{exc}. Reply began: {text[:200]!r}") from exc
+        exc.reply = text
+        raise
 
 
 def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -115,7 +116,7 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         except LLM_CALL_ERRORS as exc:
             return update | _abort(describe_llm_error(exc, "planner"), planner=planner)
         except PlanParseError as exc:
-            return update | _rejected(state, context, attempt, [str(exc)], reply, planner)
+            return update | _rejected(state, context, attempt, [str(exc)], exc.reply, planner)
 
     subtasks, problems = validate_plan(items, max_subtasks=context.max_subtasks)
     if problems:

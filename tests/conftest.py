@@ -1,0 +1,115 @@
+"""Shared fixtures: a scripted LLM server, a clean environment, a workspace, test tools.
+
+No test reaches the network: outbound connections other than loopback fail loudly.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph import build_graph
+from graph.checkpoint import serializer
+from graph.context import Context
+from tests.llm_server import ScriptedLLMServer
+from tools import registry
+
+_real_connect = socket.socket.connect
+
+
+def _loopback_only(self: socket.socket, address: Any) -> Any:
+    host = address[0] if isinstance(address, tuple) else None
+    if host is not None:
+        try:
+            if not ipaddress.ip_address(host).is_loopback:
+                raise RuntimeError(f"test tried to reach the network: {address}")
+        except ValueError:
+            if host != "localhost":
+                raise RuntimeError(f"test tried to reach the network: {address}") from None
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Block real outbound calls and clear the user's LLM settings."""
+    monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HF_TOKEN", "HUGGINGFACEHUB_API_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("HUGGINGGPT_"):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedLLMServer]:
+    server = ScriptedLLMServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def make_context(workspace: Path, llm_server: ScriptedLLMServer):
+    """Context for a run against the scripted server, fast retries, given overrides."""
+
+    def make(**overrides: Any) -> Context:
+        settings: dict[str, Any] = {
+            "llm": "scripted-model", "llm_base_url": llm_server.url, "llm_max_retries": 0,
+            "llm_timeout_s": 10.0, "workspace": str(workspace), "retry_backoff_s": 0.01,
+            "dry_run_latency_scale": 0.01,
+        }
+        return Context(**(settings | overrides))
+
+    return make
+
+
+@pytest.fixture
+def compiled():
+    return build_graph(checkpointer=InMemorySaver(serde=serializer()))
+
+
+@pytest.fixture
+def test_tools() -> Iterator[list[registry.Tool]]:
+    """Tools registered by a test, removed afterwards."""
+    added: list[registry.Tool] = []
+    yield added
+    for t in added:
+        registry.unregister_tool(t)
+
+
+@pytest.fixture
+def catalog_file(tmp_path: Path):
+    """Write a catalog with the given (task, model id, downloads) entries."""
+
+    def write(*entries: tuple[str, str, int]) -> str:
+        path = tmp_path / "catalog.json"
+        path.write_text(json.dumps({"version": 1, "models": [
+            {"id": model, "task": task, "downloads": downloads, "likes": 0,
+             "expected_latency_s": 0.01}
+            for task, model, downloads in entries
+        ]}))
+        return str(path)
+
+    return write
+
+
+def run(compiled: Any, context: Context, request: str = "do it", thread: str = "t", **inp: Any):
+    """Invoke the graph on a fresh thread and return its output."""
+    return compiled.invoke({"request": request, **inp},
+                           {"configurable": {"thread_id": thread}}, context=context)
