@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1 run per cell, 0.1 s unit")
     options = parser.parse_args(argv)
-    runs, unit_s = (1, 0.1) if options.quick else (3, 0.25)
+    runs, unit_s = (1, 0.1) if options.quick else (3, 0.2)
 
     with tempfile.TemporaryDirectory(prefix="hugginggpt-bench-") as tmp:
         folder = Path(tmp)

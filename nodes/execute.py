@@ -197,10 +197,11 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
 
     task_type = get_task_type(job.task)
     assert task_type is not None
-    store = ArtifactStore(job.workspace, job.thread_id)
+    # File-system work runs in threads: an event loop (the LangGraph server's) never blocks.
+    store = await asyncio.to_thread(ArtifactStore, job.workspace, job.thread_id)
     started = time.monotonic()
     try:
-        args = resolve_args(job, deps, store)
+        args = await asyncio.to_thread(resolve_args, job, deps, store)
     except ArgumentError as exc:
         emit({"type": "subtask", "id": job.id, "task": job.task, "event": "failed",
               "error": str(exc)})
@@ -228,7 +229,7 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                 value = await _call_tool(
                     tool.fn, tool.is_async, tool.call_kwargs(args, model, context), job.timeout_s
                 )
-                outputs = normalize_outputs(task_type, value, store)
+                outputs = await asyncio.to_thread(normalize_outputs, task_type, value, store)
             except Exception as exc:  # a tool's failure becomes data: the attempt log
                 transient = isinstance(exc, TRANSIENT_ERRORS)
                 log.append(Attempt(model=model, backend=backend, ok=False,
@@ -346,7 +347,7 @@ async def aexecute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = context_of(runtime)
     board = Board([st.id for st in state.plan])
     try:
-        jobs = _jobs(state, context, board)
+        jobs = await asyncio.to_thread(_jobs, state, context, board)  # reads the catalog
         futures = []
         for job in jobs:  # plan order: the same task ids on resume
             future = arun_subtask(asdict(job))

@@ -68,13 +68,17 @@ def _placeholder(kind: str, ctx: ToolContext) -> Any:
     return {"simulated": True}
 
 
-async def simulate(ctx: ToolContext, **args: Any) -> dict[str, Any]:
-    """Sleep for the model's expected latency and return typed placeholders."""
-    await asyncio.sleep(ctx.expected_latency_s * ctx.latency_scale)
+def _placeholders(ctx: ToolContext) -> dict[str, Any]:
     task_type = get_task_type(ctx.task)
     if task_type is None:  # validated plans only name known task types
         raise ValueError(f"unknown task type {ctx.task!r}")
     return {o.name: _placeholder(o.kind, ctx) for o in task_type.outputs}
+
+
+async def simulate(ctx: ToolContext, **args: Any) -> dict[str, Any]:
+    """Sleep for the model's expected latency and return typed placeholders."""
+    await asyncio.sleep(ctx.expected_latency_s * ctx.latency_scale)
+    return await asyncio.to_thread(_placeholders, ctx)  # file writes off the event loop
 
 
 register_tool(simulate, ANY_TASK, backend=DRY_RUN_BACKEND, simulated=True, name="simulate")
