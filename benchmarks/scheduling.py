@@ -45,9 +45,11 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -61,6 +63,8 @@ TARGET_RATIO = 1.10
 TASK = "text-generation"
 BENCH_BACKEND = "bench"
 BENCH_MODEL = "bench/sleep-expert"
+
+DataflowGraph = CompiledStateGraph[Any, Context, Any, Any]
 
 
 @dataclass(frozen=True)
@@ -146,23 +150,28 @@ def check_dataflow(shape: Shape, results: dict[int, Any]) -> str:
             f"sleep_expert ({BENCH_MODEL} on backend {BENCH_BACKEND!r})")
 
 
-def run_dataflow(graph: CompiledStateGraph, shape: Shape, unit_s: float,
+def run_dataflow(graph: DataflowGraph, shape: Shape, unit_s: float,
                  folder: Path) -> tuple[float, str]:
     """Run the plan through the real graph; the wall time of the execute stage."""
     EXPERT.durations, EXPERT.ran = shape.durations(unit_s), set()
-    context = Context(backend=BENCH_BACKEND, plan=shape.plan(), catalog=str(folder / "catalog.json"),
-                      workspace=str(folder), max_subtasks=len(shape.units))
-    config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+    context = Context(backend=BENCH_BACKEND, plan=shape.plan(),
+                      catalog=str(folder / "catalog.json"), workspace=str(folder),
+                      max_subtasks=len(shape.units))
+    config: RunnableConfig = {"configurable": {"thread_id": uuid.uuid4().hex}}
     started = finished = 0.0
     results: dict[int, Any] = {}
-    for mode, chunk in graph.stream({"request": "benchmark"}, config, context=context,
-                                    stream_mode=["custom", "updates"]):
+    for part in graph.stream({"request": "benchmark"}, config, context=context,
+                             stream_mode=["custom", "updates"], version="v2"):
         now = time.perf_counter()
-        if mode == "custom" and chunk.get("stage") == "execute":
+        if part["type"] == "custom" and part["data"].get("stage") == "execute":
             started = now
-        elif mode == "updates" and "execute" in chunk:
-            finished, results = now, chunk["execute"]["results"]
+        elif part["type"] == "updates" and "execute" in part["data"]:
+            finished, results = now, part["data"]["execute"]["results"]
     return finished - started, check_dataflow(shape, results)
+
+
+def run_dataflow_wall(graph: DataflowGraph, shape: Shape, unit_s: float, folder: Path) -> float:
+    return run_dataflow(graph, shape, unit_s, folder)[0]
 
 
 # --- superstep: waves of Send with a barrier between them --------------------------
@@ -193,9 +202,9 @@ def fan_out(state: WaveState) -> list[Send] | str:
             for i in state["wave"]] or END
 
 
-async def worker(item: WorkItem) -> dict[str, list[int]]:
-    await asyncio.sleep(item["seconds"])
-    return {"done": [item["id"]]}
+async def worker(state: WorkItem) -> dict[str, list[int]]:
+    await asyncio.sleep(state["seconds"])
+    return {"done": [state["id"]]}
 
 
 def build_superstep() -> CompiledStateGraph:
@@ -251,7 +260,9 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         write_catalog(folder, unit_s)
         # Stop after execute: the respond stage would call an LLM when one is configured.
-        dataflow = build_graph(checkpointer=InMemorySaver(), interrupt_after=["execute"])
+        dataflow: DataflowGraph = build_graph(
+            checkpointer=InMemorySaver(), interrupt_after=["execute"]
+        )
         superstep = build_superstep()
 
         print("warm-up; dataflow ran on the benchmark tool:")
@@ -265,9 +276,13 @@ def main(argv: list[str] | None = None) -> int:
         misses = []
         for shape in SHAPES:
             critical = shape.critical_path(unit_s)
-            flow = median_of(runs, lambda: run_dataflow(dataflow, shape, unit_s, folder)[0])
-            waves = median_of(runs, lambda: run_superstep(superstep, shape, unit_s))
-            seq = median_of(runs, lambda: run_sequential(shape, unit_s))
+            flow, waves, seq = (
+                median_of(runs, measure) for measure in (
+                    partial(run_dataflow_wall, dataflow, shape, unit_s, folder),
+                    partial(run_superstep, superstep, shape, unit_s),
+                    partial(run_sequential, shape, unit_s),
+                )
+            )
             print(f"{shape.name:<12} {critical:>10.3f} | {cell(flow, critical)} | "
                   f"{cell(waves, critical)} | {cell(seq, critical)}")
             if flow / critical > TARGET_RATIO:

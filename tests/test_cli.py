@@ -1,0 +1,109 @@
+"""The ``hugginggpt`` command, in-process (``main``) and as the installed script."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graph.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "caption-translate-speak.json"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_without_llm_explains_how_to_configure(capsys, workspace):
+    code, out, err = _run(capsys, "run", "caption my photo", "--workspace", str(workspace))
+    assert code == 2 and out == ""
+    assert "No LLM is configured" in err
+    for hint in ("OPENAI_API_KEY", "--llm-base-url", "hf:", "--dry-run --plan"):
+        assert hint in err
+
+
+def test_dry_run_plan_json_document(capsys, workspace):
+    code, out, err = _run(capsys, "run", "draw, caption, translate, speak", "--dry-run",
+                          "--plan", str(EXAMPLE), "--latency-scale", "0.01", "--json",
+                          "--thread", "doc-1", "--workspace", str(workspace))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["thread_id"] == "doc-1" and doc["status"] == "completed"
+    assert [s["id"] for s in doc["plan"]] == [0, 1, 2, 3, 4, 5]
+    assert set(doc["plan"][1]) >= {"id", "task", "dep", "args"}
+    for selection in doc["selections"].values():
+        assert selection["model"] and selection["backend"] == "dry-run" and selection["reason"]
+    for result in doc["results"].values():
+        assert result["status"] == "done"
+        assert {"outputs", "attempts", "error", "latency_s"} <= set(result)
+    audio = doc["results"]["3"]["outputs"]["audio"]
+    assert (workspace / audio["path"]).read_bytes()[:4] == b"RIFF"
+    assert doc["planner"] == "fixed plan" and doc["response"]
+    # progress went to stderr as plain lines (not a terminal here)
+    assert "[plan] 6 subtask(s)" in err and "[execute] #3 text-to-speech: done" in err
+    assert "thread doc-1: completed" in err
+
+
+def test_missing_attached_file_is_refused_before_running(capsys, workspace):
+    code, _, err = _run(capsys, "run", "caption", "--dry-run", "--plan", str(EXAMPLE),
+                        "--file", "nope.png", "--workspace", str(workspace))
+    assert code == 2 and "--file nope.png: no such file" in err
+
+
+def test_invalid_plan_file_aborts_with_its_problems(capsys, workspace, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"id": 0, "task": "image-to-text", "dep": [],
+                                "args": {"image": "not an image"}}]))
+    code, out, err = _run(capsys, "run", "x", "--dry-run", "--plan", str(bad), "--json",
+                          "--workspace", str(workspace))
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["status"] == "aborted"
+    assert "plan file is invalid" in doc["abort_reason"]
+    assert "argument 'image' needs image" in doc["abort_reason"]
+
+
+def test_unreadable_plan_file(capsys, workspace, tmp_path):
+    code, _, err = _run(capsys, "run", "x", "--plan", str(tmp_path / "missing.json"),
+                        "--workspace", str(workspace))
+    assert code == 2 and "cannot read the plan file" in err
+    (tmp_path / "prose.json").write_text("first caption, then translate")
+    code, _, err = _run(capsys, "run", "x", "--plan", str(tmp_path / "prose.json"),
+                        "--workspace", str(workspace))
+    assert code == 2 and "holds no plan" in err
+
+
+def test_resume_unknown_thread(capsys, workspace):
+    code, _, err = _run(capsys, "resume", "--thread", "ghost", "--workspace", str(workspace))
+    assert code == 2 and "no saved settings for thread 'ghost'" in err
+
+
+def test_run_with_llm_flags_against_a_server(capsys, workspace, llm_server):
+    llm_server.script("planner", {"tool_args": {"subtasks": [
+        {"id": 0, "task": "sentence-similarity", "dep": [],
+         "args": {"text": "I love dogs", "text2": "Dogs are great"}}]}})
+    llm_server.script("responder", {"content": "They are quite similar."})
+    code, out, err = _run(capsys, "run", "how similar are these?", "--llm", "scripted",
+                          "--llm-base-url", llm_server.url, "--backend", "lite", "--json",
+                          "--workspace", str(workspace))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["response"] == "They are quite similar."
+    assert doc["results"]["0"]["outputs"]["score"] > 0.5
+    assert doc["planner"] == f"llm: scripted @ {llm_server.url}"
+    assert llm_server.requests[0]["model"] == "scripted"
+
+
+def test_console_script_is_installed(tmp_path):
+    exe = shutil.which("hugginggpt", path=str(Path(sys.executable).parent))
+    assert exe, "the hugginggpt console script is missing: pip install -e ."
+    done = subprocess.run([exe, "run", "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "--dry-run" in done.stdout
