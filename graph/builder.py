@@ -11,14 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph._internal._runnable import RunnableCallable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph._internal._runnable import RunnableCallable
 
 from graph.context import Context
 from graph.state import InputState, OutputState, State
-from nodes import abort, aexecute, execute, plan, respond, route_after_plan, route_after_select, select
+from nodes import (
+    abort,
+    aexecute,
+    execute,
+    plan,
+    respond,
+    route_after_plan,
+    route_after_select,
+    select,
+)
 
 __all__ = ["build_graph", "graph"]
 
@@ -28,7 +37,7 @@ MAX_CONCURRENCY = 64
 
 def build_graph(
     checkpointer: BaseCheckpointSaver | None = None, **compile_kwargs: Any
-) -> CompiledStateGraph:
+) -> CompiledStateGraph[State, Context, InputState, OutputState]:
     """Build and compile the HuggingGPT graph.
 
     Args:

@@ -21,6 +21,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+
 from graph.context import Context, env
 
 __all__ = ["main", "document"]
@@ -147,13 +149,13 @@ def document(thread_id: str, values: dict[str, Any], status: str) -> dict[str, A
 
 
 async def _drive(
-    graph_input: dict[str, Any] | None, thread_id: str, context: Context, url: str, as_json: bool
+    graph_input: Any, thread_id: str, context: Context, url: str, as_json: bool
 ) -> int:
     from graph.builder import build_graph
     from graph.checkpoint import aopen_checkpointer
     from graph.progress import Progress
 
-    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
     progress = Progress()
     async with aopen_checkpointer(url) as saver:
         compiled = build_graph(checkpointer=saver)

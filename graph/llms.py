@@ -36,13 +36,10 @@ def _build(spec: str, base_url: str | None, timeout_s: float, max_retries: int) 
         from langchain_huggingface import ChatHuggingFace, HuggingFaceEndpoint
 
         target = spec[3:]
-        where = (
-            {"endpoint_url": target}
-            if target.startswith(("http://", "https://"))
-            else {"repo_id": target}
-        )
-        endpoint = HuggingFaceEndpoint(
-            **where,
+        is_url = target.startswith(("http://", "https://"))
+        endpoint = HuggingFaceEndpoint(  # type: ignore[call-arg]  # model is derived
+            endpoint_url=target if is_url else None,
+            repo_id=None if is_url else target,
             task="text-generation",
             max_new_tokens=1024,
             temperature=0.01,
@@ -52,6 +49,7 @@ def _build(spec: str, base_url: str | None, timeout_s: float, max_retries: int) 
         return ChatHuggingFace(llm=endpoint)
 
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
     # A local server needs no key, but the client insists on one.
     api_key = env("HUGGINGGPT_LLM_API_KEY") or env("OPENAI_API_KEY") or (
@@ -60,7 +58,7 @@ def _build(spec: str, base_url: str | None, timeout_s: float, max_retries: int) 
     return ChatOpenAI(
         model=spec,
         base_url=base_url,
-        api_key=api_key,
+        api_key=SecretStr(api_key) if api_key else None,
         timeout=timeout_s,
         max_retries=max_retries,
         temperature=0,
@@ -84,5 +82,6 @@ def describe_llm(context: Context, role: Role) -> str:
     spec = context.role_llm(role)
     if spec is None:
         return "none"
-    where = f" @ {context.llm_base_url}" if context.llm_base_url and not spec.startswith("hf:") else ""
-    return f"{spec}{where}"
+    if context.llm_base_url and not spec.startswith("hf:"):
+        return f"{spec} @ {context.llm_base_url}"
+    return spec

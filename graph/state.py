@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 __all__ = [
+    "ResultStatus",
     "ChatTurn",
     "Subtask",
     "Candidate",

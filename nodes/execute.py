@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import functools
 import time
 import uuid
 from collections.abc import Callable
@@ -35,7 +36,7 @@ from langgraph.func import task
 from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
-from graph.state import Attempt, State, SubtaskResult
+from graph.state import Attempt, ResultStatus, State, SubtaskResult
 from tools.artifacts import ArtifactStore, is_artifact_ref
 from tools.catalog import DEFAULT_CATALOG, load_catalog
 from tools.errors import ArgumentError, ToolTimeoutError, TransientToolError
@@ -89,7 +90,9 @@ class Board:
 
     def __init__(self, ids: list[int]) -> None:
         self.key = uuid.uuid4().hex
-        self.futures = {i: concurrent.futures.Future() for i in ids}
+        self.futures: dict[int, concurrent.futures.Future[dict[str, Any]]] = {
+            i: concurrent.futures.Future() for i in ids
+        }
         Board._open[self.key] = self
 
     @classmethod
@@ -112,7 +115,7 @@ class Board:
         return dict(zip(ids, results, strict=True))
 
 
-def _result(job: Job, status: str, **fields: Any) -> dict[str, Any]:
+def _result(job: Job, status: ResultStatus, **fields: Any) -> dict[str, Any]:
     return SubtaskResult(id=job.id, task=job.task, status=status, **fields).model_dump(mode="json")
 
 
@@ -131,9 +134,9 @@ def _resolve_file(value: str, job: Job, store: ArtifactStore) -> Path:
     by_name = {Path(f).name: f for f in attached}
     for candidate in (Path(value), store.workspace / value):
         resolved = candidate.resolve()
-        if str(resolved) in attached or resolved.is_relative_to(store.workspace):
-            if resolved.is_file():
-                return resolved
+        allowed = str(resolved) in attached or resolved.is_relative_to(store.workspace)
+        if allowed and resolved.is_file():
+            return resolved
     if Path(value).name in by_name and Path(by_name[Path(value).name]).is_file():
         return Path(by_name[Path(value).name])
     raise ArgumentError(
@@ -176,9 +179,9 @@ async def _call_tool(tool_fn: Callable[..., Any], is_async: bool, kwargs: dict[s
         if is_async:
             return await asyncio.wait_for(tool_fn(**kwargs), timeout_s)
         ctx = contextvars.copy_context()
-        future = TOOL_POOL.submit(ctx.run, tool_fn, **kwargs)
+        future = TOOL_POOL.submit(ctx.run, functools.partial(tool_fn, **kwargs))
         return await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
-    except asyncio.TimeoutError as exc:
+    except TimeoutError as exc:
         raise ToolTimeoutError(
             f"no result within {timeout_s:g}s; the call was abandoned"
         ) from exc
@@ -268,7 +271,7 @@ def _job(data: dict[str, Any]) -> Job:
     return Job(**data)
 
 
-@task(name="subtask")
+@task(name="subtask")  # type: ignore[arg-type]  # langgraph types tasks loosely
 def run_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
     """One subtask, on the sync path: wait for dependencies, then run."""
     job = _job(job_data)
@@ -276,7 +279,7 @@ def run_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
     return asyncio.run(run_job(job, deps, get_stream_writer()))
 
 
-@task(name="subtask")
+@task(name="subtask")  # type: ignore[arg-type]
 async def arun_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
     """One subtask, on the async path: wait for dependencies, then run."""
     job = _job(job_data)
@@ -333,7 +336,7 @@ def execute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         jobs = _jobs(state, context, board)
         futures = []
         for job in jobs:  # plan order: the same task ids on resume
-            future = run_subtask(asdict(job))
+            future: Any = run_subtask(asdict(job))  # type: ignore[arg-type]
             future.add_done_callback(_post_when_done(board, job))
             futures.append(future)
         return _update([f.result() for f in futures])
@@ -350,7 +353,7 @@ async def aexecute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         jobs = await asyncio.to_thread(_jobs, state, context, board)  # reads the catalog
         futures = []
         for job in jobs:  # plan order: the same task ids on resume
-            future = arun_subtask(asdict(job))
+            future: Any = arun_subtask(asdict(job))  # type: ignore[arg-type]
             future.add_done_callback(_post_when_done(board, job))
             futures.append(future)
         return _update(list(await asyncio.gather(*futures)))

@@ -8,8 +8,9 @@ back to the LLM with the problems (the ``plan`` edge loops), at most
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.config import get_stream_writer
@@ -19,7 +20,7 @@ from pydantic import BaseModel, Field
 from graph.context import Context, context_of
 from graph.llms import chat_model, describe_llm
 from graph.state import State
-from graph.validation import PlanParseError, parse_plan_text, validate_plan
+from graph.validation import PlanParseError, parse_plan_text, plan_items, validate_plan
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
 from nodes.prompts import PLANNER_REPAIR, PLANNER_SYSTEM, PLANNER_USER
 from tools.errors import LLMNotConfiguredError
@@ -79,15 +80,16 @@ def _reply_text(raw: AIMessage) -> str:
 
 def _ask_planner(state: State, context: Context) -> tuple[list[Any], str]:
     llm = chat_model(context, "planner")
+    # A JSON schema rather than the pydantic class: every chat model integration takes it,
+    # and the validator below, not pydantic, decides what is wrong with a plan.
     structured = llm.with_structured_output(
-        PlanReply, method=context.structured_output, include_raw=True
+        PlanReply.model_json_schema(), method=context.structured_output, include_raw=True
     )
-    out = structured.invoke(_messages(state, context))
-    parsed: PlanReply | None = out.get("parsed")
-    if parsed is not None:
-        items = [s.model_dump() for s in parsed.subtasks]
-        return items, json.dumps({"subtasks": items})
+    out = cast(dict[str, Any], structured.invoke(_messages(state, context)))
     text = _reply_text(out["raw"])
+    if isinstance(out.get("parsed"), (dict, list)):
+        with contextlib.suppress(PlanParseError):  # else: the tolerant parser below
+            return plan_items(out["parsed"]), text
     try:
         return parse_plan_text(text), text
     except PlanParseError as exc:

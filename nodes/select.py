@@ -14,7 +14,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from graph.context import Context, context_of
 from graph.llms import chat_model
@@ -70,18 +70,26 @@ def _choose(
         candidates="\n".join(_describe(c) for c in close),
     )
     try:
-        choice = selector.with_structured_output(ModelChoice, method=context.structured_output)
-        answer = choice.invoke([SystemMessage(SELECTOR_SYSTEM), HumanMessage(prompt)])
+        choice = selector.with_structured_output(
+            ModelChoice.model_json_schema(), method=context.structured_output
+        )
+        answer = ModelChoice.model_validate(
+            choice.invoke([SystemMessage(SELECTOR_SYSTEM), HumanMessage(prompt)])
+        )
+    except ValidationError as exc:
+        return ranked, (f"close call ({ranking}); the selector's answer was unusable "
+                        f"({exc.error_count()} problems); took the top-ranked")
     except LLM_CALL_ERRORS as exc:
-        return ranked, f"close call ({ranking}); {describe_llm_error(exc, 'selector')}; took the top-ranked"
-    picked = next(
-        (c for c in close if isinstance(answer, ModelChoice) and c.model == answer.model), None
-    )
+        failure = describe_llm_error(exc, "selector")
+        return ranked, f"close call ({ranking}); {failure}; took the top-ranked"
+    picked = next((c for c in close if c.model == answer.model), None)
     if picked is None:
-        named = answer.model if isinstance(answer, ModelChoice) else repr(answer)
-        return ranked, f"close call ({ranking}); the selector named {named!r}, not a candidate; took the top-ranked"
+        return ranked, (f"close call ({ranking}); the selector named {answer.model!r}, "
+                        "not a candidate; took the top-ranked")
     reordered = [picked, *(c for c in ranked if c is not picked)]
-    return reordered, f"chosen by the selector LLM among {len(close)} close candidates: {answer.reason}"
+    return reordered, (
+        f"chosen by the selector LLM among {len(close)} close candidates: {answer.reason}"
+    )
 
 
 def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ role; the role of a request is recognised from its system prompt.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -57,10 +58,8 @@ class ScriptedLLMServer:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

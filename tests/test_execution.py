@@ -228,8 +228,9 @@ def test_minilm_similarity_and_embedding_run_for_real(compiled, make_context, ll
     assert related > 0.4 > unrelated
     ref = results[2].outputs["embedding"]
     assert ref["kind"] == "vector" and ref["dims"] == 384
-    from tools import ArtifactStore
     from pathlib import Path
+
+    from tools import ArtifactStore
 
     vector = ArtifactStore(Path(make_context().workspace), "t").read_json(ref)
     assert abs(sum(v * v for v in vector) - 1.0) < 1e-3  # normalised embedding

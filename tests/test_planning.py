@@ -148,3 +148,18 @@ def test_second_request_on_a_thread_starts_clean(compiled, make_context, llm_ser
     assert second["results"][1].task == "translation"
     # the second planning request saw the first turn as history
     assert "first" in llm_server.calls("planner")[1]["messages"][1]["content"]
+
+
+def test_hugging_face_endpoint_through_langchain_huggingface(
+    compiled, make_context, llm_server, monkeypatch
+):
+    """``hf:URL`` goes through ChatHuggingFace and huggingface_hub's client."""
+    monkeypatch.delenv("HF_HUB_OFFLINE")  # it blocks even calls to a local endpoint
+    llm_server.script("planner", {"tool_args": VALID})
+    llm_server.script("responder", {"content": "Summarised and translated."})
+    endpoint = llm_server.url.removesuffix("/v1")
+    out = run(compiled, make_context(llm=f"hf:{endpoint}", llm_base_url=None, backend="dry-run"))
+    assert out["status"] == "completed", out["abort_reason"]
+    assert out["response"] == "Summarised and translated."
+    assert out["planner"] == f"llm: hf:{endpoint}"
+    assert llm_server.calls("planner")[0]["tools"][0]["function"]["name"] == "PlanReply"

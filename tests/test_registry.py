@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from tools import ArtifactStore, ToolContext, ToolDefinitionError, get_task_type, register_tool, tool
+from tools import (
+    ArtifactStore,
+    ToolContext,
+    ToolDefinitionError,
+    get_task_type,
+    register_tool,
+    tool,
+)
 from tools.catalog import load_catalog
 from tools.errors import ToolExecutionError
 from tools.registry import find_tools, normalize_outputs

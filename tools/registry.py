@@ -111,7 +111,7 @@ def register_tool(
             a parameter is not an argument of the task type, or a required argument of
             the task type has no parameter.
     """
-    label = name or getattr(fn, "__name__", repr(fn))
+    label: str = name or getattr(fn, "__name__", None) or repr(fn)
     task_type: TaskType | None = None
     if task != ANY_TASK:
         task_type = get_task_type(task)

@@ -1,0 +1,30 @@
+# Two commands on a fresh machine:  `make demo` (set up, then run the offline default)
+# and `make test` (set up, then run the test suite).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint bench
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/hugginggpt run "Draw a lighthouse at dusk, caption it, translate the caption to French and read it aloud" \
+		--dry-run --plan examples/caption-translate-speak.json --latency-scale 0.2
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check graph nodes tools tests benchmarks
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/scheduling.py
