@@ -154,7 +154,9 @@ def test_hugging_face_endpoint_through_langchain_huggingface(
     compiled, make_context, llm_server, monkeypatch
 ):
     """``hf:URL`` goes through ChatHuggingFace and huggingface_hub's client."""
-    monkeypatch.delenv("HF_HUB_OFFLINE")  # it blocks even calls to a local endpoint
+    # HF_HUB_OFFLINE blocks even calls to a local endpoint; huggingface_hub reads it on import
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", False)
     llm_server.script("planner", {"tool_args": VALID})
     llm_server.script("responder", {"content": "Summarised and translated."})
     endpoint = llm_server.url.removesuffix("/v1")
