@@ -31,10 +31,15 @@ def serializer() -> JsonPlusSerializer:
 
 
 def sqlite_path(url: str) -> Path | None:
-    """The file of a SQLite URL, or None when the URL is not SQLite."""
+    """The file of a SQLite URL, or None when the URL is not SQLite.
+
+    As in SQLAlchemy: ``sqlite:///runs.sqlite`` is relative, ``sqlite:////abs/runs.sqlite``
+    absolute; ``sqlite:runs.sqlite`` and a bare ``runs.sqlite`` are accepted too.
+    """
+    if url.startswith("sqlite:///"):
+        return Path(url.removeprefix("sqlite:///"))
     if url.startswith("sqlite:"):
-        return Path(url.removeprefix("sqlite:").removeprefix("//").removeprefix("/") if
-                    not url.startswith("sqlite:////") else url.removeprefix("sqlite:///"))
+        return Path(url.removeprefix("sqlite:"))
     if url.endswith((".sqlite", ".sqlite3", ".db")):
         return Path(url)
     return None

@@ -129,13 +129,16 @@ def _settings_path(workspace: str, thread_id: str) -> Path:
     return Path(workspace) / "threads" / f"{thread_id}.json"
 
 
-def document(thread_id: str, values: dict[str, Any], status: str) -> dict[str, Any]:
-    """The ``--json`` document of a run."""
+def document(
+    thread_id: str, values: dict[str, Any], status: str, workspace: str
+) -> dict[str, Any]:
+    """The ``--json`` document of a run; artifact paths are relative to ``workspace``."""
     selections = values.get("selections") or {}
     results = values.get("results") or {}
     return {
         "thread_id": thread_id,
         "status": status,
+        "workspace": workspace,
         "request": values.get("request"),
         "plan": [s.model_dump(mode="json") for s in values.get("plan") or []],
         "selections": {str(k): v.model_dump(mode="json") for k, v in selections.items()},
@@ -177,7 +180,8 @@ async def _drive(
     values = dict(snapshot.values)
     status = "interrupted" if interrupted or snapshot.next else values.get("status", "running")
     if as_json:
-        print(json.dumps(document(thread_id, values, status), indent=2, ensure_ascii=False))
+        doc = document(thread_id, values, status, context.workspace)
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
         print(values.get("response") or f"(no response; status {status})")
     print(f"thread {thread_id}: {status}"
@@ -190,10 +194,12 @@ def _run(args: argparse.Namespace) -> int:
     from graph.llms import NOT_CONFIGURED_HELP
 
     context = _context(args)
+    # an absolute workspace, so that resume works from any folder
+    context = dataclasses.replace(context, workspace=str(Path(context.workspace).resolve()))
     if context.plan is None and context.role_llm("planner") is None:
         raise UsageError(NOT_CONFIGURED_HELP)
     thread_id = args.thread or uuid.uuid4().hex[:12]
-    url = args.checkpoint_url or f"sqlite:///{Path(context.workspace).resolve()}/checkpoints.sqlite"
+    url = args.checkpoint_url or f"sqlite:///{context.workspace}/checkpoints.sqlite"
     settings = _settings_path(context.workspace, thread_id)
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({

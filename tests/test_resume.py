@@ -134,3 +134,16 @@ def test_stream_yields_stage_and_subtask_events(tmp_path: Path):
     assert done == [0, 1]
     nodes = [next(iter(c)) for m, c in events if m == "updates"]
     assert nodes[0] == "plan" and nodes[-1] == "respond" and "execute" in nodes
+
+
+def test_checkpoint_urls():
+    import pytest
+
+    from graph.checkpoint import sqlite_path
+
+    assert sqlite_path("sqlite:////abs/runs.sqlite") == Path("/abs/runs.sqlite")
+    assert sqlite_path("sqlite:///runs.sqlite") == Path("runs.sqlite")
+    assert sqlite_path("runs.db") == Path("runs.db")
+    assert sqlite_path("postgresql://u@h/db") is None
+    with pytest.raises(ValueError, match="unknown checkpoint URL"), open_checkpointer("redis://x"):
+        pass
