@@ -193,6 +193,8 @@ async def _drive(
 def _run(args: argparse.Namespace) -> int:
     from graph.llms import NOT_CONFIGURED_HELP
 
+    if not args.request.strip():
+        raise UsageError("the request is empty: say what you want done")
     context = _context(args)
     # an absolute workspace, so that resume works from any folder
     context = dataclasses.replace(context, workspace=str(Path(context.workspace).resolve()))

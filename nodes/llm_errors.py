@@ -23,10 +23,11 @@ except ImportError:  # pragma: no cover - huggingface_hub ships with langchain-h
 
 def describe_llm_error(exc: BaseException, label: str) -> str:
     """One sentence for the user: what failed, and what to check."""
-    if isinstance(exc, (openai.APIConnectionError, httpx.ConnectError, ConnectionError)):
-        hint = "is the server running, and is --llm-base-url right?"
-    elif isinstance(exc, (openai.APITimeoutError, TimeoutError, httpx.TimeoutException)):
+    # a timeout first: openai's APITimeoutError is also an APIConnectionError
+    if isinstance(exc, (openai.APITimeoutError, TimeoutError, httpx.TimeoutException)):
         hint = "the endpoint did not answer in time; raise HUGGINGGPT_LLM_TIMEOUT or try later"
+    elif isinstance(exc, (openai.APIConnectionError, httpx.ConnectError, ConnectionError)):
+        hint = "is the server running, and is --llm-base-url right?"
     elif isinstance(exc, openai.AuthenticationError):
         hint = "check OPENAI_API_KEY (or HUGGINGGPT_LLM_API_KEY)"
     elif isinstance(exc, openai.NotFoundError):

@@ -107,3 +107,66 @@ def test_console_script_is_installed(tmp_path):
     assert exe, "the hugginggpt console script is missing: pip install -e ."
     done = subprocess.run([exe, "run", "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "--dry-run" in done.stdout
+
+
+def test_empty_request_is_refused(capsys, workspace):
+    code, _, err = _run(capsys, "run", "  ", "--dry-run", "--plan", str(EXAMPLE),
+                        "--workspace", str(workspace))
+    assert code == 2 and "the request is empty" in err
+
+
+def test_ctrl_c_interrupts_then_resume_finishes(tmp_path):
+    import os
+    import signal
+    import time
+
+    workspace = tmp_path / "ws"
+    cli = [sys.executable, "-m", "graph.cli"]
+    proc = subprocess.Popen(
+        [*cli, "run", "draw and caption", "--dry-run", "--plan", str(EXAMPLE),
+         "--latency-scale", "0.4", "--thread", "ctrl-c", "--json", "--workspace", str(workspace)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 60
+    while not list((workspace / "artifacts").glob("*/*.png")):  # subtask 0 has finished
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    doc = json.loads(out)
+    assert doc["status"] == "interrupted"
+    assert "resume with: hugginggpt resume --thread ctrl-c" in err
+
+    resumed = subprocess.run([*cli, "resume", "--thread", "ctrl-c", "--json",
+                              "--workspace", str(workspace)],
+                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    doc = json.loads(resumed.stdout)
+    assert doc["status"] == "completed" and doc["workspace"] == str(workspace.resolve())
+    assert {r["status"] for r in doc["results"].values()} == {"done"}
+    # text-to-image (subtask 0) had finished before Ctrl-C: it did not run again
+    assert "#0 text-to-image: running" not in resumed.stderr
+    assert "#1 image-to-text: running" in resumed.stderr
+
+
+def test_progress_on_a_terminal_uses_rich(monkeypatch):
+    import io
+
+    from graph.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    progress = Progress(stream)
+    progress.handle("custom", {"type": "stage", "stage": "execute", "event": "start"})
+    progress.handle("custom", {"type": "subtask", "id": 2, "task": "summarization",
+                               "event": "failed", "error": "boom"})
+    progress.close()
+    text = stream.getvalue()
+    assert "\x1b[" in text  # styled for a terminal
+    assert "#2 summarization: boom" in text

@@ -165,3 +165,10 @@ def test_hugging_face_endpoint_through_langchain_huggingface(
     assert out["response"] == "Summarised and translated."
     assert out["planner"] == f"llm: hf:{endpoint}"
     assert llm_server.calls("planner")[0]["tools"][0]["function"]["name"] == "PlanReply"
+
+
+def test_planner_that_hangs_is_cut_off_by_the_llm_timeout(compiled, make_context, llm_server):
+    llm_server.script("planner", {"delay": 5, "tool_args": VALID})
+    out = run(compiled, make_context(llm_timeout_s=0.5))
+    assert out["status"] == "aborted"
+    assert "did not answer in time" in out["abort_reason"]
