@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextvars
-import functools
 import time
 import uuid
 from collections.abc import Callable
@@ -43,16 +41,13 @@ from tools.errors import ArgumentError, ToolTimeoutError, TransientToolError
 from tools.kinds import generated_ref, is_url
 from tools.registry import ToolContext, find_tools, normalize_outputs
 from tools.tasks import get_task_type
+from tools.threads import in_thread
 
-__all__ = ["execute", "aexecute", "Job", "Board", "run_job", "TOOL_POOL"]
+__all__ = ["execute", "aexecute", "Job", "Board", "run_job"]
 
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     TransientToolError, TimeoutError, ConnectionError,
 )
-
-TOOL_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="tool")
-"""Threads for blocking tool calls. Large, because a call that outlives its timeout
-cannot be killed and keeps its thread until it returns."""
 
 Emit = Callable[[dict[str, Any]], None]
 
@@ -178,9 +173,7 @@ async def _call_tool(tool_fn: Callable[..., Any], is_async: bool, kwargs: dict[s
     try:
         if is_async:
             return await asyncio.wait_for(tool_fn(**kwargs), timeout_s)
-        ctx = contextvars.copy_context()
-        future = TOOL_POOL.submit(ctx.run, functools.partial(tool_fn, **kwargs))
-        return await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
+        return await asyncio.wait_for(in_thread(tool_fn, **kwargs), timeout_s)
     except TimeoutError as exc:
         raise ToolTimeoutError(
             f"no result within {timeout_s:g}s; the call was abandoned"
@@ -201,10 +194,10 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
     task_type = get_task_type(job.task)
     assert task_type is not None
     # File-system work runs in threads: an event loop (the LangGraph server's) never blocks.
-    store = await asyncio.to_thread(ArtifactStore, job.workspace, job.thread_id)
+    store = await in_thread(ArtifactStore, job.workspace, job.thread_id)
     started = time.monotonic()
     try:
-        args = await asyncio.to_thread(resolve_args, job, deps, store)
+        args = await in_thread(resolve_args, job, deps, store)
     except ArgumentError as exc:
         emit({"type": "subtask", "id": job.id, "task": job.task, "event": "failed",
               "error": str(exc)})
@@ -232,7 +225,7 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                 value = await _call_tool(
                     tool.fn, tool.is_async, tool.call_kwargs(args, model, context), job.timeout_s
                 )
-                outputs = await asyncio.to_thread(normalize_outputs, task_type, value, store)
+                outputs = await in_thread(normalize_outputs, task_type, value, store)
             except Exception as exc:  # a tool's failure becomes data: the attempt log
                 transient = isinstance(exc, TRANSIENT_ERRORS)
                 log.append(Attempt(model=model, backend=backend, ok=False,
@@ -350,7 +343,7 @@ async def aexecute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = context_of(runtime)
     board = Board([st.id for st in state.plan])
     try:
-        jobs = await asyncio.to_thread(_jobs, state, context, board)  # reads the catalog
+        jobs = await in_thread(_jobs, state, context, board)  # reads the catalog
         futures = []
         for job in jobs:  # plan order: the same task ids on resume
             future: Any = arun_subtask(asdict(job))  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from typing import Any
 
 from tools.registry import ANY_TASK, ToolContext, register_tool
 from tools.tasks import get_task_type
+from tools.threads import in_thread
 
 __all__ = ["DRY_RUN_BACKEND", "simulate"]
 
@@ -78,7 +79,7 @@ def _placeholders(ctx: ToolContext) -> dict[str, Any]:
 async def simulate(ctx: ToolContext, **args: Any) -> dict[str, Any]:
     """Sleep for the model's expected latency and return typed placeholders."""
     await asyncio.sleep(ctx.expected_latency_s * ctx.latency_scale)
-    return await asyncio.to_thread(_placeholders, ctx)  # file writes off the event loop
+    return await in_thread(_placeholders, ctx)  # file writes off the event loop
 
 
 register_tool(simulate, ANY_TASK, backend=DRY_RUN_BACKEND, simulated=True, name="simulate")

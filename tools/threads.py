@@ -1,0 +1,29 @@
+"""The shared thread pool for blocking work: sync tools, model inference, file I/O."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = ["TOOL_POOL", "in_thread"]
+
+T = TypeVar("T")
+
+TOOL_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="tool")
+"""Large, because a call that outlives its timeout cannot be killed and keeps its thread
+until it returns."""
+
+
+def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> asyncio.Future[T]:
+    """Run blocking work on the shared pool from async code, keeping contextvars.
+
+    Unlike ``asyncio.to_thread`` it reuses threads across event loops, which matters on
+    the executor's sync path, where each subtask runs its own short-lived loop, and it
+    never blocks an event loop (the LangGraph server refuses blocking calls on its loop).
+    """
+    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    return asyncio.wrap_future(TOOL_POOL.submit(call))
