@@ -1,7 +1,9 @@
 """Live progress of a run on stderr: a rich display on a terminal, plain lines otherwise.
 
 It consumes the graph's stream (``stream_mode=["updates", "custom"]``): stage starts and
-subtask events come from the nodes as custom events, stage ends as updates.
+subtask events come from the nodes as custom events, stage ends as updates. On a
+terminal, each subtask gets a live row (spinner, model, attempt, elapsed time) under the
+log of stage results; elsewhere every event is one timestamped line.
 """
 
 from __future__ import annotations
@@ -11,27 +13,39 @@ import time
 from typing import IO, Any
 
 from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress as RichProgress
+from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
 __all__ = ["Progress"]
 
 _STAGES = ("plan", "select", "execute", "respond", "abort")
+_MARKS = {"done": "[green]✓[/]", "failed": "[red]✗[/]", "skipped": "[yellow]↷[/]"}
 
 
 class Progress:
-    """Turns stream chunks into readable lines."""
+    """Turns stream chunks into a live display or readable lines."""
 
     def __init__(self, stream: IO[str] | None = None) -> None:
         stream = stream or sys.stderr
         self.live = stream.isatty()
         self.console = Console(file=stream, highlight=False, force_terminal=self.live,
-                               no_color=not self.live, soft_wrap=True)
+                               no_color=not self.live, soft_wrap=not self.live)
         self.started = time.monotonic()
-        self._status: Any = None
+        self._rows: dict[int, TaskID] = {}
+        self._board: RichProgress | None = None
+        if self.live:
+            self._board = RichProgress(
+                SpinnerColumn(finished_text=" "), TextColumn("{task.description}"),
+                TimeElapsedColumn(), console=self.console, transient=False,
+            )
+            self._board.start()
+            self._stage_row = self._board.add_task("[bold]starting", total=None)
 
     def _say(self, text: str, style: str = "") -> None:
         stamp = f"{time.monotonic() - self.started:6.2f}s"
         if self.live:
-            self.console.print(f"[dim]{stamp}[/dim] {text}", style=style)
+            self.console.print(f"[dim]{stamp}[/dim] {escape(text)}", style=style)
         else:
             self.console.print(f"{stamp} {text}", markup=False)
 
@@ -43,27 +57,47 @@ class Progress:
                 if node in _STAGES:
                     self._stage_done(node, update or {})
 
+    def _row(self, event: dict[str, Any], text: str, finished: bool = False) -> None:
+        if self._board is None:
+            return
+        label = f"#{event['id']} {event['task']}: {text}"  # text may hold markup
+        row = self._rows.get(event["id"])
+        if row is None:
+            row = self._rows[event["id"]] = self._board.add_task(label, total=1)
+        self._board.update(row, description=label, completed=1 if finished else 0)
+        if finished:
+            self._board.stop_task(row)
+
     def _custom(self, event: dict[str, Any]) -> None:
         if event.get("type") == "stage":
             attempt = event.get("attempt", 1)
             again = f" (attempt {attempt})" if attempt > 1 else ""
-            self._spin(f"{event['stage']}{again} ...")
-            self._say(f"[{event['stage']}] started{again}")
+            if self._board is not None:
+                self._board.update(self._stage_row, description=f"[bold]{event['stage']}{again}")
+            else:
+                self._say(f"[{event['stage']}] started{again}")
             return
         if event.get("type") != "subtask":
             return
         head = f"[execute] #{event['id']} {event['task']}"
         kind = event["event"]
         if kind == "started":
-            self._say(f"{head}: running on {event['model']} ({event['backend']}), "
-                      f"attempt {event['attempt']}")
-        elif kind == "retry":
-            self._say(f"{head}: {event['error']}; retrying in {event['delay_s']:.2f}s", "yellow")
-        elif kind == "model_failed":
-            self._say(f"{head}: {event['model']} failed: {event['error']}", "yellow")
+            where = f"{event['model']} ({event['backend']}), attempt {event['attempt']}"
+            self._row(event, f"running on {escape(where)}")
+            if not self.live:
+                self._say(f"{head}: running on {where}")
+        elif kind in ("retry", "model_failed"):
+            what = (f"{event['error']}; retrying in {event['delay_s']:.2f}s" if kind == "retry"
+                    else f"{event['model']} failed: {event['error']}")
+            self._row(event, f"[yellow]{escape(what)}[/]")
+            self._say(f"{head}: {what}", "yellow")
         elif kind == "done":
-            self._say(f"{head}: done in {event['latency_s']:.2f}s", "green")
+            text = f"done in {event['latency_s']:.2f}s on {event['model']}"
+            self._row(event, f"{_MARKS['done']} {escape(text)}", finished=True)
+            if not self.live:
+                self._say(f"{head}: done in {event['latency_s']:.2f}s")
         elif kind in ("failed", "skipped"):
+            self._row(event, f"{_MARKS[kind]} {escape(event['error'])}", finished=True)
             self._say(f"{head}: {event['error']}", "red")
 
     def _stage_done(self, node: str, update: dict[str, Any]) -> None:
@@ -85,19 +119,9 @@ class Progress:
             self._say(f"[execute] {done}/{len(results)} subtask(s) done")
         elif node in ("respond", "abort"):
             self._say(f"[{node}] finished", "red" if node == "abort" else "")
-        self._spin(None)
-
-    def _spin(self, text: str | None) -> None:
-        if not self.live:
-            return
-        if self._status is None and text:
-            self._status = self.console.status(text)
-            self._status.start()
-        elif self._status is not None and text:
-            self._status.update(text)
-        elif self._status is not None:
-            self._status.stop()
-            self._status = None
 
     def close(self) -> None:
-        self._spin(None)
+        if self._board is not None:
+            self._board.remove_task(self._stage_row)
+            self._board.stop()
+            self._board = None

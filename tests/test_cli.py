@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -164,9 +165,16 @@ def test_progress_on_a_terminal_uses_rich(monkeypatch):
     stream = Terminal()
     progress = Progress(stream)
     progress.handle("custom", {"type": "stage", "stage": "execute", "event": "start"})
+    progress.handle("custom", {"type": "subtask", "id": 1, "task": "translation",
+                               "event": "started", "model": "m/t5", "backend": "lite",
+                               "attempt": 1})
+    progress.handle("custom", {"type": "subtask", "id": 1, "task": "translation",
+                               "event": "done", "model": "m/t5", "latency_s": 0.5})
     progress.handle("custom", {"type": "subtask", "id": 2, "task": "summarization",
                                "event": "failed", "error": "boom"})
     progress.close()
-    text = stream.getvalue()
-    assert "\x1b[" in text  # styled for a terminal
+    raw = stream.getvalue()
+    assert "\x1b[" in raw  # a live display with styles and cursor moves
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
+    assert "#1 translation: ✓ done in 0.50s on m/t5" in text  # the subtask's live row
     assert "#2 summarization: boom" in text
