@@ -57,8 +57,10 @@ class Context:
     )
 
     backend: str = _env_factory("HUGGINGGPT_BACKEND", default="auto")
-    """``auto`` (every real backend with a tool for the task), ``dry-run`` (simulated
-    experts), or one backend name such as ``lite``."""
+    """Inference mode: ``auto``/``hybrid`` (every real backend, preferring local, then
+    hf-inference, then lite), ``dry-run`` (simulated experts), one backend (``local``,
+    ``hf-inference``, ``lite``, or one a plugin registers), or a comma-separated order
+    of backends such as ``lite,hf-inference``."""
     dry_run_latency_scale: float = _env_factory(
         "HUGGINGGPT_DRY_RUN_SCALE", default=1.0, cast=float
     )

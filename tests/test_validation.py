@@ -125,13 +125,23 @@ def _taskbench_tools() -> list[dict]:
     return json.loads(path.read_text())["nodes"]
 
 
+# Where this project deliberately differs from TaskBench, and why.
+TASKBENCH_DEVIATIONS = {
+    # TaskBench, like HuggingGPT, passes a table as a picture of it; a table is a CSV here.
+    "tabular-classification": "table",
+}
+
+
 def test_task_types_agree_with_taskbench_on_input_kinds():
     checked = 0
     for node in _taskbench_tools():
-        ours = get_task_type(node["id"].lower().replace(" ", "-"))
-        if ours is None:
-            continue
+        slug = node["id"].lower().replace(" ", "-")
+        ours = get_task_type(slug)
+        assert ours is not None, f"TaskBench tool {node['id']!r} has no task type here"
         data_inputs = sorted(str(a.kind) for a in ours.args if a.is_data and a.required)
-        assert data_inputs == sorted(node["input-type"]), node["id"]
+        if slug in TASKBENCH_DEVIATIONS:
+            assert data_inputs == [TASKBENCH_DEVIATIONS[slug]]
+        elif ours.name == slug:  # an alias (image-editing) may take an optional argument
+            assert data_inputs == sorted(node["input-type"]), node["id"]
         checked += 1
-    assert checked >= 12
+    assert checked == 23

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from tools.artifacts import ArtifactStore, is_artifact_ref
+from tools.catalog import ModelCard
 from tools.errors import ToolDefinitionError, ToolExecutionError
 from tools.tasks import TaskType, get_task_type
 
@@ -73,9 +74,16 @@ class Tool:
     description: str
     risk: str = "read-only"
     simulated: bool = False
+    available: Callable[[str], bool] | None = None
+    """Whether a model can run here now (weights cached, endpoint configured); None: always."""
+    cards: tuple[ModelCard, ...] = ()
+    """Model cards for models the catalog does not list (engines shipped in packages)."""
 
     def serves(self, task: str, model: str) -> bool:
         return self.task in (task, ANY_TASK) and (self.models is None or model in self.models)
+
+    def can_run(self, model: str) -> bool:
+        return self.available is None or self.available(model)
 
     def call_kwargs(
         self, args: dict[str, Any], model: str, context: ToolContext
@@ -102,9 +110,17 @@ def register_tool(
     risk: str = "read-only",
     simulated: bool = False,
     name: str | None = None,
+    available: Callable[[str], bool] | None = None,
+    cards: Iterable[ModelCard] = (),
 ) -> Tool:
     """Register ``fn`` as the tool for ``task`` on ``backend``; later registrations of the
     same (task, backend, models) replace earlier ones.
+
+    Args:
+        models: the model ids this tool runs; None for any catalog model of the task.
+        risk: what the tool may do beyond reading its inputs ("read-only" by default).
+        available: tells whether a model can run now (e.g. its weights are cached).
+        cards: model cards for models the catalog does not list.
 
     Raises:
         ToolDefinitionError: the task type is unknown, the return annotation is missing,
@@ -170,6 +186,8 @@ def register_tool(
         description=inspect.getdoc(fn) or "",
         risk=risk,
         simulated=simulated,
+        available=available,
+        cards=tuple(cards),
     )
     _TOOLS[:] = [
         t for t in _TOOLS if (t.task, t.backend, t.models) != (task, backend, model_ids)
@@ -184,11 +202,14 @@ def tool(
     backend: str,
     models: Iterable[str] | None = None,
     risk: str = "read-only",
+    available: Callable[[str], bool] | None = None,
+    cards: Iterable[ModelCard] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator form of :func:`register_tool`; returns the function unchanged."""
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        register_tool(fn, task, backend=backend, models=models, risk=risk)
+        register_tool(fn, task, backend=backend, models=models, risk=risk,
+                      available=available, cards=cards)
         return fn
 
     return decorate

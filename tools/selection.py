@@ -1,5 +1,6 @@
-"""Candidate models for a task type: filtered by the enabled backends, ranked by
-model-card facts. Choosing among close candidates is the select node's job."""
+"""Candidate models for a task type: filtered by the backends a run may use and by
+availability, ranked by backend preference and then by model-card facts. Choosing among
+close candidates is the select node's job."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ from dataclasses import dataclass
 
 from tools.catalog import Catalog, ModelCard
 from tools.dry_run import DRY_RUN_BACKEND
-from tools.registry import ANY_TASK, registered_tools
+from tools.registry import ANY_TASK, Tool, registered_tools
 
-__all__ = ["RankedCandidate", "rank_candidates", "enabled_backends"]
+__all__ = ["RankedCandidate", "rank_candidates", "backend_order", "HYBRID_ORDER"]
+
+HYBRID_ORDER: tuple[str, ...] = ("local", "hf-inference", "lite")
+"""The default preference of ``auto``/``hybrid``: models on this machine, then Hugging
+Face endpoints, then the lite engines; backends that plugins add come last."""
 
 
 @dataclass(frozen=True)
@@ -24,38 +29,43 @@ class RankedCandidate:
         return self.card.expected_latency_s if self.card else 1.0
 
 
-def enabled_backends(mode: str) -> set[str] | None:
-    """Backends a run may use: ``auto`` means every real (non-simulated) backend."""
-    if mode == "auto":
-        return None
-    if mode == "dry-run":
-        return {DRY_RUN_BACKEND}
-    return {mode}
+def backend_order(mode: str, known: list[str]) -> list[str]:
+    """The backends a run may use, most preferred first.
+
+    ``auto``/``hybrid``: every real backend, in :data:`HYBRID_ORDER` then the others;
+    ``dry-run``: the simulated experts; ``a,b``: those, in that order.
+    """
+    if mode in ("auto", "hybrid"):
+        return [b for b in HYBRID_ORDER if b in known] + sorted(
+            b for b in known if b not in HYBRID_ORDER and b != DRY_RUN_BACKEND)
+    return [b.strip() for b in mode.split(",") if b.strip()]
+
+
+def _cards(task: str, catalog: Catalog, tools: list[Tool]) -> dict[str, ModelCard | None]:
+    cards: dict[str, ModelCard | None] = {c.id: c for c in catalog.for_task(task)}
+    for t in tools:
+        for card in t.cards:
+            if card.task == task:
+                cards.setdefault(card.id, card)
+        for model in t.models or ():
+            cards.setdefault(model, None)
+    return cards
 
 
 def rank_candidates(task: str, catalog: Catalog, mode: str) -> list[RankedCandidate]:
-    """Every (model, backend) that can run ``task``, best first.
+    """Every available (model, backend) that can run ``task``, best first.
 
-    Models come from the catalog and from tools registered for named models; a model is
-    available on a backend when a tool for it is registered there. In ``dry-run`` mode
-    every catalog model is available through the simulated experts.
+    Models come from the catalog and from the tools (named models and their cards); a
+    model is a candidate on a backend when a tool there serves it and says it can run it
+    now. Backends are ordered by the run's preference, then candidates by card score.
     """
-    allowed = enabled_backends(mode)
-    simulate = allowed == {DRY_RUN_BACKEND}
-    tools = [
-        t for t in registered_tools()
-        if t.task in (task, ANY_TASK)
-        and t.simulated == simulate
-        and (allowed is None or t.backend in allowed)
-    ]
-    model_ids = [c.id for c in catalog.for_task(task)]
-    for t in tools:
-        model_ids += [m for m in t.models or () if m not in model_ids]
-
+    tools = [t for t in registered_tools() if t.task in (task, ANY_TASK)]
+    order = backend_order(mode, sorted({t.backend for t in tools}))
+    tools = [t for t in tools if t.backend in order and t.simulated == (mode == DRY_RUN_BACKEND)]
     found: list[RankedCandidate] = []
-    for model in model_ids:
-        card = catalog.get(task, model)
-        score = card.popularity() if card else 0.0
-        for backend in dict.fromkeys(t.backend for t in tools if t.serves(task, model)):
-            found.append(RankedCandidate(model, backend, round(score, 3), card))
-    return sorted(found, key=lambda c: -c.score)
+    for model, card in _cards(task, catalog, tools).items():
+        score = round(card.popularity(), 3) if card else 0.0
+        backends = dict.fromkeys(
+            t.backend for t in tools if t.serves(task, model) and t.can_run(model))
+        found += [RankedCandidate(model, b, score, card) for b in backends]
+    return sorted(found, key=lambda c: (order.index(c.backend), -c.score))

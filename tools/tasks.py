@@ -121,103 +121,72 @@ def _declare(
 _TEXT = Arg("text", "text", description="the input text")
 _IMAGE = Arg("image", "image", description="an image file, URL or <GENERATED>-k")
 _AUDIO = Arg("audio", "audio", description="an audio file, URL or <GENERATED>-k")
+_QUESTION = Arg("question", "text", description="the question to answer")
 
-_declare(
-    "sentence-similarity",
-    "How similar two texts are in meaning (cosine of sentence embeddings, -1..1).",
-    [Arg("text", "text", description="the first text"),
-     Arg("text2", "text", description="the second text")],
-    [Output("score", "number")],
-)
-_declare(
-    "feature-extraction",
-    "A sentence embedding of a text, stored as an artifact.",
-    [_TEXT],
-    [Output("embedding", "vector")],
-    aliases=["sentence-embedding"],
-)
-_declare(
-    "text-classification",
-    "Classify a text (sentiment, topic, ...).",
-    [_TEXT],
-    [Output("labels", "labels")],
-    aliases=["sentiment-analysis"],
-)
-_declare(
-    "zero-shot-classification",
-    "Classify a text into labels the user names.",
-    [_TEXT, Arg("labels", "param", description="comma-separated candidate labels")],
-    [Output("labels", "labels")],
-)
-_declare(
-    "token-classification",
-    "Find named entities or other token labels in a text.",
-    [_TEXT],
-    [Output("entities", "labels")],
-    aliases=["ner"],
-)
-_declare(
-    "summarization",
-    "Summarise a text.",
-    [_TEXT],
-    [Output("text", "text")],
-)
-_declare(
-    "translation",
-    "Translate a text into another language.",
-    [_TEXT,
-     Arg("tgt_lang", "param", required=False, description="target language code, e.g. fr"),
-     Arg("src_lang", "param", required=False, description="source language code")],
-    [Output("text", "text")],
-)
-_declare(
-    "question-answering",
-    "Answer a question from a context text.",
-    [Arg("question", "text", description="the question"),
-     Arg("text", "text", description="the context to answer from")],
-    [Output("text", "text")],
-)
-_declare(
-    "text-generation",
-    "Continue or answer a prompt with generated text.",
-    [_TEXT],
-    [Output("text", "text")],
-)
-_declare(
-    "image-to-text",
-    "Caption an image.",
-    [_IMAGE],
-    [Output("text", "text")],
-    aliases=["image-captioning"],
-)
-_declare(
-    "image-classification",
-    "Classify what an image shows.",
-    [_IMAGE],
-    [Output("labels", "labels")],
-)
-_declare(
-    "object-detection",
-    "Find objects in an image; returns boxes and an annotated image.",
-    [_IMAGE],
-    [Output("image", "image"), Output("objects", "labels")],
-)
-_declare(
-    "text-to-image",
-    "Generate an image from a text prompt.",
-    [_TEXT],
-    [Output("image", "image")],
-)
-_declare(
-    "text-to-speech",
-    "Read a text aloud.",
-    [_TEXT],
-    [Output("audio", "audio")],
-)
-_declare(
-    "automatic-speech-recognition",
-    "Transcribe speech.",
-    [_AUDIO],
-    [Output("text", "text")],
-    aliases=["speech-recognition", "asr"],
-)
+# Natural language.
+_declare("text-classification", "Classify a text (sentiment, topic, ...).",
+         [_TEXT], [Output("labels", "labels")], aliases=["sentiment-analysis"])
+_declare("zero-shot-classification", "Classify a text into labels the user names.",
+         [_TEXT, Arg("labels", "param", description="comma-separated candidate labels")],
+         [Output("labels", "labels")])
+_declare("token-classification", "Find named entities or other token labels in a text.",
+         [_TEXT], [Output("entities", "labels")], aliases=["ner"])
+_declare("summarization", "Summarise a text.", [_TEXT], [Output("text", "text")])
+_declare("translation", "Translate a text into another language.",
+         [_TEXT,
+          Arg("tgt_lang", "param", required=False, description="target language code, e.g. fr"),
+          Arg("src_lang", "param", required=False, description="source language code")],
+         [Output("text", "text")])
+_declare("question-answering", "Answer a question from a context text.",
+         [_QUESTION, Arg("text", "text", description="the context to answer from")],
+         [Output("text", "text")])
+_declare("text-generation", "Continue or answer a prompt with generated text.",
+         [_TEXT], [Output("text", "text")])
+_declare("text2text-generation", "Rewrite a text into another text (instructions, paraphrase).",
+         [_TEXT], [Output("text", "text")])
+_declare("conversational", "Reply to a message as a chat assistant.",
+         [_TEXT], [Output("text", "text")], aliases=["chat"])
+_declare("sentence-similarity",
+         "How similar two texts are in meaning (cosine of sentence embeddings, -1..1).",
+         [Arg("text", "text", description="the first text"),
+          Arg("text2", "text", description="the second text")],
+         [Output("score", "number")])
+_declare("feature-extraction", "A sentence embedding of a text, stored as an artifact.",
+         [_TEXT], [Output("embedding", "vector")], aliases=["sentence-embedding"])
+_declare("tabular-classification", "Classify the rows of a table (a CSV file).",
+         [Arg("table", "table", description="a CSV file, URL or <GENERATED>-k")],
+         [Output("labels", "labels")])
+
+# Vision.
+_declare("image-classification", "Classify what an image shows.",
+         [_IMAGE], [Output("labels", "labels")])
+_declare("object-detection", "Find objects in an image; returns an annotated image and boxes.",
+         [_IMAGE], [Output("image", "image"), Output("objects", "labels")])
+_declare("image-segmentation", "Segment an image; returns a mask image and the segments.",
+         [_IMAGE], [Output("image", "image"), Output("segments", "labels")])
+_declare("depth-estimation", "Estimate depth; returns a depth-map image.",
+         [_IMAGE], [Output("image", "image")])
+_declare("image-to-text", "Caption an image, or read the text in it (OCR).",
+         [_IMAGE], [Output("text", "text")], aliases=["image-captioning", "ocr"])
+_declare("image-to-image", "Transform an image, optionally following a text instruction.",
+         [_IMAGE, Arg("text", "text", required=False, description="what to change")],
+         [Output("image", "image")], aliases=["image-editing"])
+_declare("text-to-image", "Generate an image from a text prompt.",
+         [_TEXT], [Output("image", "image")])
+_declare("text-to-video", "Generate a short video from a text prompt.",
+         [_TEXT], [Output("video", "video")])
+_declare("visual-question-answering", "Answer a question about an image.",
+         [_IMAGE, _QUESTION], [Output("text", "text")], aliases=["vqa"])
+_declare("document-question-answering",
+         "Answer a question about a document image (a scan, a receipt, a form).",
+         [_IMAGE, _QUESTION], [Output("text", "text")], aliases=["docqa"])
+
+# Audio.
+_declare("text-to-speech", "Read a text aloud.", [_TEXT], [Output("audio", "audio")],
+         aliases=["tts"])
+_declare("automatic-speech-recognition", "Transcribe speech.", [_AUDIO],
+         [Output("text", "text")], aliases=["speech-recognition", "asr"])
+_declare("audio-to-audio", "Transform audio (enhance speech, separate sources).",
+         [_AUDIO], [Output("audio", "audio")])
+_declare("audio-classification", "Classify a sound or a speaker's language or emotion.",
+         [_AUDIO], [Output("labels", "labels")])
