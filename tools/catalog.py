@@ -31,6 +31,9 @@ class ModelCard(BaseModel):
     size_mb: float | None = None
     expected_latency_s: float = Field(default=1.0, ge=0)
     description: str = ""
+    trust_remote_code: bool = False
+    """Whether the local backend may run code shipped with the model (off unless the
+    catalog says so for this model)."""
 
     def popularity(self) -> float:
         """A rank score from usage: downloads count most, likes break near-ties,
