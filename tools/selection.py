@@ -10,7 +10,7 @@ from tools.catalog import Catalog, ModelCard
 from tools.dry_run import DRY_RUN_BACKEND
 from tools.registry import ANY_TASK, Tool, registered_tools
 
-__all__ = ["RankedCandidate", "rank_candidates", "backend_order", "HYBRID_ORDER"]
+__all__ = ["RankedCandidate", "rank_candidates", "backend_order", "model_cards", "HYBRID_ORDER"]
 
 HYBRID_ORDER: tuple[str, ...] = ("local", "hf-inference", "lite")
 """The default preference of ``auto``/``hybrid``: models on this machine, then Hugging
@@ -50,6 +50,12 @@ def _cards(task: str, catalog: Catalog, tools: list[Tool]) -> dict[str, ModelCar
         for model in t.models or ():
             cards.setdefault(model, None)
     return cards
+
+
+def model_cards(task: str, catalog: Catalog) -> list[ModelCard]:
+    """The catalog's cards for ``task`` and those that registered tools bring."""
+    tools = [t for t in registered_tools() if t.task in (task, ANY_TASK)]
+    return [c for c in _cards(task, catalog, tools).values() if c is not None]
 
 
 def rank_candidates(task: str, catalog: Catalog, mode: str) -> list[RankedCandidate]:
