@@ -74,6 +74,10 @@ class Context:
     )
     subtask_retries: int = _env_factory("HUGGINGGPT_SUBTASK_RETRIES", default=2, cast=int)
     retry_backoff_s: float = _env_factory("HUGGINGGPT_RETRY_BACKOFF", default=1.0, cast=float)
+    latency_budget_s: float | None = _env_factory(
+        "HUGGINGGPT_LATENCY_BUDGET", default=None, cast=float
+    )
+    """Expected seconds per subtask that model selection aims for (None: no budget)."""
     max_models_per_subtask: int = 3
     """How many candidate models a subtask may try before it fails."""
     selection_margin: float = 0.15

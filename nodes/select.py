@@ -23,7 +23,9 @@ from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
 from nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
 from tools.catalog import DEFAULT_CATALOG, load_catalog
 from tools.errors import LLMNotConfiguredError
-from tools.selection import RankedCandidate, rank_candidates
+from tools.kinds import generated_ref, kind_of_literal
+from tools.selection import Query, RankedCandidate, detect_language, rank_candidates
+from tools.tasks import get_task_type
 
 __all__ = ["select", "route_after_select", "ModelChoice"]
 
@@ -60,9 +62,11 @@ def _choose(
         return ranked, f"the only available model for {subtask.task}"
     runner_up = ranked[1]
     ranking = f"score {top.score:.2f} vs {runner_up.score:.2f} for {runner_up.model}"
-    close = [c for c in ranked if top.score - c.score < context.selection_margin]
+    close = [c for c in ranked
+             if c.backend == top.backend and top.score - c.score < context.selection_margin]
     if len(close) < 2:
-        return ranked, f"top-ranked by downloads, likes and latency ({ranking})"
+        parts = ", ".join(f"{k} {v:+.2f}" for k, v in top.parts.items())
+        return ranked, f"top-ranked on {top.backend} ({ranking}; {parts or 'no model card'})"
     if selector is None:
         return ranked, f"close call ({ranking}); no selector LLM configured, took the top-ranked"
     prompt = SELECTOR_USER.format(
@@ -92,18 +96,48 @@ def _choose(
     )
 
 
+def signature(subtask: Subtask) -> tuple[Any, ...]:
+    """What makes two subtasks the same choice: the task type, the kinds of their data
+    arguments and the values of their parameters (a target language matters, the text
+    to translate does not)."""
+    task_type = get_task_type(subtask.task)
+    parts = []
+    for name, value in sorted(subtask.args.items()):
+        arg = task_type.arg(name) if task_type else None
+        if arg is not None and not arg.is_data:
+            parts.append((name, value))
+        else:
+            parts.append((name, "ref" if generated_ref(value) is not None
+                          else kind_of_literal(value)))
+    return (subtask.task, tuple(parts))
+
+
+def _query(subtask: Subtask, request: str, language: str | None, context: Context) -> Query:
+    task_type = get_task_type(subtask.task)
+    literal = " ".join(v for v in subtask.args.values() if generated_ref(v) is None)
+    text = f"{task_type.description if task_type else subtask.task} {literal[:300]}"
+    return Query(text=f"{text} | request: {request[:300]}", language=language,
+                 latency_budget_s=context.latency_budget_s)
+
+
 def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Assign a model, a backend and ordered fallbacks to every subtask."""
+    """Assign a model, a backend and ordered fallbacks to every subtask.
+
+    Subtasks with the same :func:`signature` get the same choice (one ranking, at most
+    one selector call).
+    """
     context = context_of(runtime)
     get_stream_writer()({"type": "stage", "stage": "select", "event": "start"})
     catalog = load_catalog(context.catalog or DEFAULT_CATALOG)
+    language = detect_language(state.request)
     try:
         selector: BaseChatModel | None = chat_model(context, "selector")
     except LLMNotConfiguredError:
         selector = None
 
     def select_one(subtask: Subtask) -> Selection:
-        ranked = rank_candidates(subtask.task, catalog, context.backend)
+        query = _query(subtask, state.request, language, context)
+        ranked = rank_candidates(subtask.task, catalog, context.backend, query)
         if not ranked:
             return Selection(
                 subtask_id=subtask.id, task=subtask.task, model=None, backend=None,
@@ -120,9 +154,20 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                         for c in ordered],
         )
 
-    with ThreadPoolExecutor(max_workers=min(8, max(1, len(state.plan)))) as pool:
-        selections = list(pool.map(select_one, state.plan))
-    return {"selections": {s.subtask_id: s for s in selections}}
+    groups: dict[tuple[Any, ...], list[Subtask]] = {}
+    for subtask in state.plan:
+        groups.setdefault(signature(subtask), []).append(subtask)
+    with ThreadPoolExecutor(max_workers=min(8, max(1, len(groups)))) as pool:
+        chosen = list(pool.map(select_one, [members[0] for members in groups.values()]))
+    selections: dict[int, Selection] = {}
+    for selection, members in zip(chosen, groups.values(), strict=True):
+        for subtask in members:
+            same = subtask.id == selection.subtask_id
+            selections[subtask.id] = selection if same else selection.model_copy(update={
+                "subtask_id": subtask.id,
+                "reason": f"same choice as subtask {selection.subtask_id}: {selection.reason}",
+            })
+    return {"selections": selections}
 
 
 def route_after_select(state: State) -> Literal["execute", "respond"]:

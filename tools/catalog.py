@@ -8,7 +8,6 @@ replace it.
 from __future__ import annotations
 
 import json
-import math
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,15 +33,6 @@ class ModelCard(BaseModel):
     trust_remote_code: bool = False
     """Whether the local backend may run code shipped with the model (off unless the
     catalog says so for this model)."""
-
-    def popularity(self) -> float:
-        """A rank score from usage: downloads count most, likes break near-ties,
-        and a slow model pays a little."""
-        return (
-            math.log10(self.downloads + 1)
-            + 0.5 * math.log10(self.likes + 1)
-            - 0.3 * math.log10(1 + self.expected_latency_s)
-        )
 
 
 class Catalog:

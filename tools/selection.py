@@ -1,20 +1,54 @@
 """Candidate models for a task type: filtered by the backends a run may use and by
-availability, ranked by backend preference and then by model-card facts. Choosing among
-close candidates is the select node's job."""
+availability, ranked by backend preference, then by a score from the model card.
+
+The score (higher is better) adds four parts, each kept in ``RankedCandidate.parts`` so
+a choice can be explained:
+
+- ``popularity``: log10(downloads + 1) + 0.5 * log10(likes + 1), about 0 to 12;
+- ``language``: +1 when the card lists the request's language (or "multilingual"),
+  -2 when it lists languages but not that one, 0 when it lists none or the request's
+  language is unknown;
+- ``similarity``: 3 * cosine similarity of MiniLM embeddings of the subtask (task type,
+  arguments, request) and of the card's description, about -0.5 to 2.5; computed only
+  when there are several candidates to tell apart;
+- ``latency``: with a latency budget B, -2 * (latency - B) / B when the card's expected
+  latency exceeds B (at most -4); without a budget, -0.3 * log10(1 + latency).
+
+Choosing among close candidates is the select node's job.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import threading
+from dataclasses import dataclass, field
 
 from tools.catalog import Catalog, ModelCard
 from tools.dry_run import DRY_RUN_BACKEND
 from tools.registry import ANY_TASK, Tool, registered_tools
 
-__all__ = ["RankedCandidate", "rank_candidates", "backend_order", "model_cards", "HYBRID_ORDER"]
+__all__ = [
+    "HYBRID_ORDER",
+    "Query",
+    "RankedCandidate",
+    "backend_order",
+    "detect_language",
+    "model_cards",
+    "rank_candidates",
+]
 
 HYBRID_ORDER: tuple[str, ...] = ("local", "hf-inference", "lite")
 """The default preference of ``auto``/``hybrid``: models on this machine, then Hugging
 Face endpoints, then the lite engines; backends that plugins add come last."""
+
+
+@dataclass(frozen=True)
+class Query:
+    """What the ranking knows about the subtask."""
+
+    text: str = ""
+    language: str | None = None
+    latency_budget_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -23,6 +57,7 @@ class RankedCandidate:
     backend: str
     score: float
     card: ModelCard | None
+    parts: dict[str, float] = field(default_factory=dict, compare=False)
 
     @property
     def expected_latency_s(self) -> float:
@@ -58,20 +93,91 @@ def model_cards(task: str, catalog: Catalog) -> list[ModelCard]:
     return [c for c in _cards(task, catalog, tools).values() if c is not None]
 
 
-def rank_candidates(task: str, catalog: Catalog, mode: str) -> list[RankedCandidate]:
+def detect_language(text: str) -> str | None:
+    """The ISO code of the text's language, or None when it cannot be told."""
+    if len(text.strip()) < 12:
+        return None
+    from langdetect import DetectorFactory, LangDetectException, detect
+
+    DetectorFactory.seed = 0  # deterministic
+    try:
+        return str(detect(text)).split("-")[0]
+    except LangDetectException:
+        return None
+
+
+_embed_lock = threading.Lock()
+_embeddings: dict[str, list[float]] = {}
+
+
+def _embed(texts: list[str]) -> list[list[float]]:
+    """Normalised MiniLM embeddings, cached per text for the process."""
+    from tools.lite import minilm
+
+    with _embed_lock:
+        missing = [t for t in dict.fromkeys(texts) if t not in _embeddings]
+        if missing:
+            vectors = minilm().encode(missing, normalize_embeddings=True).tolist()
+            _embeddings.update(zip(missing, vectors, strict=True))
+        return [_embeddings[t] for t in texts]
+
+
+def _language_part(card: ModelCard, language: str | None) -> float:
+    if language is None or not card.languages:
+        return 0.0
+    return 1.0 if language in card.languages or "multilingual" in card.languages else -2.0
+
+
+def _latency_part(card: ModelCard, budget: float | None) -> float:
+    latency = card.expected_latency_s
+    if budget:
+        return -min(4.0, 2.0 * max(0.0, latency - budget) / budget)
+    return -0.3 * math.log10(1 + latency)
+
+
+def _score(card: ModelCard | None, query: Query, similarity: float | None) -> dict[str, float]:
+    if card is None:
+        return {}
+    parts = {
+        "popularity": math.log10(card.downloads + 1) + 0.5 * math.log10(card.likes + 1),
+        "language": _language_part(card, query.language),
+        "latency": _latency_part(card, query.latency_budget_s),
+    }
+    if similarity is not None:
+        parts["similarity"] = 3.0 * similarity
+    return {k: round(v, 3) for k, v in parts.items()}
+
+
+def rank_candidates(
+    task: str, catalog: Catalog, mode: str, query: Query | None = None
+) -> list[RankedCandidate]:
     """Every available (model, backend) that can run ``task``, best first.
 
     Models come from the catalog and from the tools (named models and their cards); a
     model is a candidate on a backend when a tool there serves it and says it can run it
-    now. Backends are ordered by the run's preference, then candidates by card score.
+    now. Backends are ordered by the run's preference, then candidates by score.
     """
+    query = query or Query()
     tools = [t for t in registered_tools() if t.task in (task, ANY_TASK)]
     order = backend_order(mode, sorted({t.backend for t in tools}))
     tools = [t for t in tools if t.backend in order and t.simulated == (mode == DRY_RUN_BACKEND)]
-    found: list[RankedCandidate] = []
-    for model, card in _cards(task, catalog, tools).items():
-        score = round(card.popularity(), 3) if card else 0.0
-        backends = dict.fromkeys(
-            t.backend for t in tools if t.serves(task, model) and t.can_run(model))
-        found += [RankedCandidate(model, b, score, card) for b in backends]
+    runnable = [
+        (model, card, backends)
+        for model, card in _cards(task, catalog, tools).items()
+        if (backends := list(dict.fromkeys(
+            t.backend for t in tools if t.serves(task, model) and t.can_run(model))))
+    ]
+    described = [card for _, card, _ in runnable if card is not None and card.description]
+    similarities: dict[str, float] = {}
+    if query.text and len(described) > 1:
+        query_vec, *card_vecs = _embed([query.text, *(c.description for c in described)])
+        similarities = {
+            card.id: sum(a * b for a, b in zip(query_vec, vec, strict=True))
+            for card, vec in zip(described, card_vecs, strict=True)
+        }
+    found = []
+    for model, card, backends in runnable:
+        parts = _score(card, query, similarities.get(model))
+        score = round(sum(parts.values()), 3)
+        found += [RankedCandidate(model, b, score, card, parts) for b in backends]
     return sorted(found, key=lambda c: (order.index(c.backend), -c.score))

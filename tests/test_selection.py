@@ -1,0 +1,89 @@
+"""Model selection: the documented score, backend preference, remembered choices."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run
+from tools.catalog import load_catalog
+from tools.selection import Query, backend_order, detect_language, rank_candidates
+
+
+def _catalog(tmp_path: Path, *cards: dict) -> str:
+    path = tmp_path / "selection-catalog.json"
+    path.write_text(json.dumps({"version": 1, "models": list(cards)}))
+    return str(path)
+
+
+def _card(model: str, task: str = "summarization", **facts) -> dict:
+    return {"id": model, "task": task, "downloads": 1000, "likes": 10,
+            "expected_latency_s": 1.0, **facts}
+
+
+def test_language_of_the_request_counts(tmp_path):
+    catalog = load_catalog(_catalog(
+        tmp_path,
+        _card("en/popular", downloads=50_000, languages=["en"]),
+        _card("fr/native", downloads=20_000, languages=["fr"]),
+    ))
+    french = Query(language=detect_language("Résume cet article sur la politique française."))
+    assert french.language == "fr"
+    ranked = rank_candidates("summarization", catalog, "dry-run", french)
+    assert ranked[0].model == "fr/native"
+    assert ranked[0].parts["language"] == 1.0 and ranked[1].parts["language"] == -2.0
+    english = rank_candidates("summarization", catalog, "dry-run", Query(language="en"))
+    assert english[0].model == "en/popular"
+
+
+def test_latency_budget_prefers_the_fast_model(tmp_path):
+    catalog = load_catalog(_catalog(
+        tmp_path,
+        _card("big/slow", downloads=100_000, expected_latency_s=20.0),
+        _card("small/fast", downloads=30_000, expected_latency_s=0.5),
+    ))
+    no_budget = rank_candidates("summarization", catalog, "dry-run", Query())
+    assert no_budget[0].model == "big/slow"
+    budget = rank_candidates("summarization", catalog, "dry-run", Query(latency_budget_s=2.0))
+    assert budget[0].model == "small/fast"
+    assert budget[1].parts["latency"] == -4.0
+
+
+def test_card_similarity_to_the_subtask_counts(tmp_path):
+    catalog = load_catalog(_catalog(
+        tmp_path,
+        _card("a/legal", description="Summarises legal contracts and court decisions."),
+        _card("b/medical", description="Summarises clinical notes and medical records."),
+    ))
+    ranked = rank_candidates("summarization", catalog, "dry-run", Query(
+        text="Summarise a text. The patient was admitted with chest pain; ECG normal."))
+    assert ranked[0].model == "b/medical"
+    assert ranked[0].parts["similarity"] > ranked[1].parts["similarity"]
+
+
+def test_backend_preference_orders_before_score():
+    assert backend_order("lite,dry-run", []) == ["lite", "dry-run"]
+    assert backend_order("auto", ["mine", "lite", "local"]) == ["local", "lite", "mine"]
+    catalog = load_catalog()
+    ranked = rank_candidates("sentence-similarity", catalog, "hybrid")
+    assert ranked and all(c.backend in ("local", "hf-inference", "lite") for c in ranked)
+
+
+@pytest.mark.parametrize(("second_lang", "selector_calls"), [("fr", 1), ("de", 2)])
+def test_choices_are_remembered_per_task_and_argument_signature(
+    compiled, make_context, llm_server, tmp_path, second_lang, selector_calls
+):
+    catalog = _catalog(tmp_path, _card("t/one", "translation"), _card("t/two", "translation"))
+    llm_server.script("planner", {"tool_args": {"subtasks": [
+        {"id": 0, "task": "translation", "dep": [], "args": {"text": "hello", "tgt_lang": "fr"}},
+        {"id": 1, "task": "translation", "dep": [],
+         "args": {"text": "good night", "tgt_lang": second_lang}},
+    ]}})
+    llm_server.script("selector", *[{"tool_args": {"model": "t/two", "reason": "better"}}] * 2)
+    out = run(compiled, make_context(backend="dry-run", catalog=catalog))
+    assert len(llm_server.calls("selector")) == selector_calls
+    assert out["selections"][0].model == out["selections"][1].model == "t/two"
+    if selector_calls == 1:
+        assert out["selections"][1].reason.startswith("same choice as subtask 0")
