@@ -84,6 +84,11 @@ class Context:
     """Candidates whose rank scores differ by less than this are 'close': the selector
     LLM, when configured, chooses among them."""
 
+    allow_private_urls: bool = False
+    """Let URL inputs point at private, loopback or link-local addresses."""
+    max_download_mb: float = _env_factory("HUGGINGGPT_MAX_DOWNLOAD_MB", default=50.0, cast=float)
+    download_timeout_s: float = 30.0
+
     workspace: str = _env_factory("HUGGINGGPT_WORKSPACE", default="hugginggpt-workspace")
     catalog: str | None = _env_factory("HUGGINGGPT_CATALOG")
 

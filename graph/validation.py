@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from graph.state import Subtask
-from tools.kinds import generated_ref, kind_of_literal
+from tools.kinds import generated_ref, is_url, kind_of_literal
 from tools.tasks import get_task_type, task_types
 
 __all__ = ["PlanParseError", "parse_plan_text", "plan_items", "validate_plan"]
@@ -212,7 +212,8 @@ def validate_plan(items: list[Any], *, max_subtasks: int) -> tuple[list[Subtask]
                         f"subtask {st.id} ({st.task}): argument {name!r} needs {arg.kind}, but "
                         f"subtask {ref} ({source_task.name}) produces {outs}"
                     )
-            elif arg.is_data and (literal := kind_of_literal(value)) != arg.kind:
+            elif (arg.is_data and (literal := kind_of_literal(value)) != arg.kind
+                  and not (is_url(value) and literal == "text")):  # typed when fetched
                 problems.append(
                     f"subtask {st.id} ({st.task}): argument {name!r} needs {arg.kind}, but "
                     f"{value!r:.60} is {'an' if literal[0] in 'aeiou' else 'a'} {literal}"

@@ -38,6 +38,7 @@ from graph.state import Attempt, ResultStatus, State, SubtaskResult
 from tools.artifacts import ArtifactStore, is_artifact_ref
 from tools.catalog import DEFAULT_CATALOG, load_catalog
 from tools.errors import ArgumentError, ToolTimeoutError, TransientToolError
+from tools.fetch import FetchLimits, fetch_url
 from tools.kinds import generated_ref, is_url
 from tools.registry import ToolContext, find_tools, normalize_outputs
 from tools.tasks import get_task_type
@@ -72,6 +73,8 @@ class Job:
     latency_scale: float
     max_models: int
     latencies: dict[str, float] = field(default_factory=dict)
+    fetch: dict[str, Any] = field(default_factory=dict)
+    """:class:`~tools.fetch.FetchLimits` fields for URL inputs."""
 
 
 class Board:
@@ -161,8 +164,12 @@ def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore
                 resolved[name] = path.read_text(encoding="utf-8") if kind == "text" else path
             else:
                 resolved[name] = produced
-        elif kind in ("image", "audio", "video", "table") and not is_url(value):
-            resolved[name] = _resolve_file(value, job, store)
+        elif kind in ("image", "audio", "video", "table"):
+            if is_url(value):
+                fetched = fetch_url(value, kind, store, FetchLimits(**job.fetch))
+                resolved[name] = store.resolve(fetched)
+            else:
+                resolved[name] = _resolve_file(value, job, store)
         else:
             resolved[name] = value
     return resolved
@@ -178,6 +185,12 @@ async def _call_tool(tool_fn: Callable[..., Any], is_async: bool, kwargs: dict[s
         raise ToolTimeoutError(
             f"no result within {timeout_s:g}s; the call was abandoned"
         ) from exc
+
+
+def _failed_inputs(job: Job, exc: Exception, emit: Emit) -> dict[str, Any]:
+    error = f"{type(exc).__name__}: {exc}"
+    emit({"type": "subtask", "id": job.id, "task": job.task, "event": "failed", "error": error})
+    return _result(job, "failed", error=error)
 
 
 async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict[str, Any]:
@@ -196,12 +209,16 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
     # File-system work runs in threads: an event loop (the LangGraph server's) never blocks.
     store = await in_thread(ArtifactStore, job.workspace, job.thread_id)
     started = time.monotonic()
-    try:
-        args = await in_thread(resolve_args, job, deps, store)
-    except ArgumentError as exc:
-        emit({"type": "subtask", "id": job.id, "task": job.task, "event": "failed",
-              "error": str(exc)})
-        return _result(job, "failed", error=f"ArgumentError: {exc}")
+    for attempt in range(job.retries + 1):  # downloads of URL inputs may fail transiently
+        try:
+            args = await in_thread(resolve_args, job, deps, store)
+            break
+        except TransientToolError as exc:
+            if attempt == job.retries:
+                return _failed_inputs(job, exc, emit)
+            await asyncio.sleep(job.backoff_s * 2**attempt)
+        except ArgumentError as exc:
+            return _failed_inputs(job, exc, emit)
 
     log: list[Attempt] = []
     for candidate in job.candidates[: job.max_models]:
@@ -301,6 +318,9 @@ def _jobs(state: State, context: Context, board: Board) -> list[Job]:
             retries=context.subtask_retries, backoff_s=context.retry_backoff_s,
             latency_scale=context.dry_run_latency_scale,
             max_models=context.max_models_per_subtask, latencies=latencies,
+            fetch={"max_bytes": int(context.max_download_mb * 1024 * 1024),
+                   "timeout_s": context.download_timeout_s,
+                   "allow_private": context.allow_private_urls},
         ))
     return jobs
 

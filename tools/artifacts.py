@@ -1,16 +1,20 @@
-"""The workspace artifact store: outputs are files, state holds references.
+"""The workspace artifact store: inputs and outputs are files, state holds references.
 
-An artifact reference is a small JSON-able dict::
+Artifacts are content-addressed: the id is the start of the SHA-256 of the bytes, so the
+same output stored twice is one file, and an id names exactly one content. A reference
+is a small JSON-able dict::
 
-    {"artifact_id": "3f2a9c1e0b7d", "kind": "image", "path": "artifacts/<thread>/3f2a9c1e0b7d.png",
-     "bytes": 4213}
+    {"artifact_id": "3f2a9c1e0b7d4a51", "kind": "image",
+     "path": "artifacts/<thread>/3f2a9c1e0b7d4a51.png", "bytes": 4213}
 
 ``path`` is relative to the workspace, so a workspace can be moved or mounted elsewhere.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -18,11 +22,21 @@ from typing import Any
 
 from tools.errors import ArgumentError
 
-__all__ = ["ArtifactStore", "is_artifact_ref"]
+__all__ = ["ArtifactStore", "is_artifact_ref", "content_id"]
+
+_ID_LENGTH = 16
 
 
 def is_artifact_ref(value: Any) -> bool:
     return isinstance(value, dict) and "artifact_id" in value and "path" in value
+
+
+def content_id(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:_ID_LENGTH]
 
 
 class ArtifactStore:
@@ -35,36 +49,50 @@ class ArtifactStore:
         self.folder = self.workspace / "artifacts" / (safe_thread or "default")
 
     def new_path(self, suffix: str) -> tuple[str, Path]:
-        """Reserve a fresh file name; returns (artifact_id, absolute path)."""
+        """A fresh file for a tool to write; returning it from the tool stores it under
+        its content id. Returns (a provisional id, the absolute path)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        artifact_id = uuid.uuid4().hex[:12]
-        return artifact_id, self.folder / f"{artifact_id}{suffix}"
+        provisional = uuid.uuid4().hex[:_ID_LENGTH]
+        return provisional, self.folder / f".new-{provisional}{suffix}"
 
-    def ref(self, artifact_id: str, kind: str, path: Path, **extra: Any) -> dict[str, Any]:
+    def _ref(self, kind: str, path: Path, **extra: Any) -> dict[str, Any]:
         return {
-            "artifact_id": artifact_id,
+            "artifact_id": path.stem,
             "kind": kind,
             "path": path.relative_to(self.workspace).as_posix(),
             "bytes": path.stat().st_size,
             **extra,
         }
 
+    def _settle(self, source: Path, suffix: str, move: bool) -> Path:
+        """Put ``source`` at its content address; the same content is stored once."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        target = self.folder / f"{content_id(source)}{suffix.lower()}"
+        if target.exists():
+            if move:
+                source.unlink()
+        elif move:
+            os.replace(source, target)
+        else:
+            partial = self.folder / f".copy-{uuid.uuid4().hex}{suffix}"
+            shutil.copyfile(source, partial)
+            os.replace(partial, target)
+        return target
+
     def put_bytes(self, data: bytes, kind: str, suffix: str, **extra: Any) -> dict[str, Any]:
-        artifact_id, path = self.new_path(suffix)
-        path.write_bytes(data)
-        return self.ref(artifact_id, kind, path, **extra)
+        _, scratch = self.new_path(suffix)
+        scratch.write_bytes(data)
+        return self._ref(kind, self._settle(scratch, suffix, move=True), **extra)
 
     def put_json(self, obj: Any, kind: str, **extra: Any) -> dict[str, Any]:
         return self.put_bytes(json.dumps(obj).encode(), kind, ".json", **extra)
 
-    def add_file(self, source: Path, kind: str) -> dict[str, Any]:
-        """Take a file a tool wrote: moved in if it is not in the store already."""
+    def add_file(self, source: Path, kind: str, **extra: Any) -> dict[str, Any]:
+        """Take a file: one a tool wrote in the store is moved to its content address,
+        any other is copied."""
         source = Path(source).resolve()
-        if source.parent == self.folder:
-            return self.ref(source.stem, kind, source)
-        artifact_id, path = self.new_path(source.suffix)
-        shutil.copyfile(source, path)
-        return self.ref(artifact_id, kind, path)
+        move = source.parent == self.folder and source.name.startswith(".new-")
+        return self._ref(kind, self._settle(source, source.suffix, move=move), **extra)
 
     def resolve(self, ref: dict[str, Any]) -> Path:
         """The absolute path of an artifact, refusing anything outside the workspace."""
