@@ -205,6 +205,15 @@ async def _drive(
     return {"completed": EXIT_OK, "aborted": EXIT_ABORTED}.get(status, EXIT_INTERRUPTED)
 
 
+def _warm_up() -> None:
+    """Load the sentence-embedding model (used to rank models) while planning runs."""
+    import threading
+
+    from tools.lite import minilm
+
+    threading.Thread(target=minilm, name="warm-up", daemon=True).start()
+
+
 def _run(args: argparse.Namespace) -> int:
     from graph.llms import NOT_CONFIGURED_HELP
 
@@ -223,6 +232,7 @@ def _run(args: argparse.Namespace) -> int:
         "context": dataclasses.asdict(context), "checkpoint_url": url, "plugins": args.plugin,
     }, indent=2))
     graph_input = {"request": args.request, "files": _files(args.file)}
+    _warm_up()
     return asyncio.run(_drive(graph_input, thread_id, context, url, args.json))
 
 

@@ -122,16 +122,22 @@ def test_ctrl_c_interrupts_then_resume_finishes(tmp_path):
     import time
 
     workspace = tmp_path / "ws"
+    plan = tmp_path / "plan.json"  # simulated: 0.5 s, then 0.04 s, then 2.4 s
+    plan.write_text(json.dumps([
+        {"id": 0, "task": "text-to-image", "dep": [], "args": {"text": "a kite"}},
+        {"id": 1, "task": "image-to-text", "dep": [0], "args": {"image": "<GENERATED>-0"}},
+        {"id": 2, "task": "text-to-video", "dep": [1], "args": {"text": "<GENERATED>-1"}},
+    ]))
     cli = [sys.executable, "-m", "graph.cli"]
     proc = subprocess.Popen(
-        [*cli, "run", "draw and caption", "--dry-run", "--plan", str(EXAMPLE),
-         "--latency-scale", "0.4", "--thread", "ctrl-c", "--json", "--workspace", str(workspace)],
+        [*cli, "run", "draw and caption", "--dry-run", "--plan", str(plan),
+         "--latency-scale", "0.02", "--thread", "ctrl-c", "--json", "--workspace", str(workspace)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
-    while not list((workspace / "artifacts").glob("*/*.png")):  # subtask 0 has finished
+    while not list((workspace / "artifacts").glob("*/[!.]*.png")):  # subtask 0 has finished
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
