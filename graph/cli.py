@@ -58,7 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true",
                      help="simulated experts: check a plan without loading models")
     run.add_argument("--plan", metavar="FILE.json", help="run this plan instead of planning")
-    run.add_argument("--backend", help="auto | dry-run | lite | a registered backend")
+    run.add_argument("--backend",
+                     help="auto|hybrid (default), local, hf-inference, lite, dry-run, a "
+                          "plugin's backend, or an order such as lite,hf-inference")
     run.add_argument("--llm", help="LLM for every role: MODEL or hf:REPO_OR_URL")
     run.add_argument("--llm-base-url", help="OpenAI-compatible endpoint (vLLM, Ollama, ...)")
     run.add_argument("--planner-llm")

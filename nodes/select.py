@@ -24,7 +24,13 @@ from nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
 from tools.catalog import DEFAULT_CATALOG, load_catalog
 from tools.errors import LLMNotConfiguredError
 from tools.kinds import generated_ref, kind_of_literal
-from tools.selection import Query, RankedCandidate, detect_language, rank_candidates
+from tools.selection import (
+    Query,
+    RankedCandidate,
+    detect_language,
+    explain_unavailable,
+    rank_candidates,
+)
 from tools.tasks import get_task_type
 
 __all__ = ["select", "route_after_select", "ModelChoice"]
@@ -142,8 +148,9 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             return Selection(
                 subtask_id=subtask.id, task=subtask.task, model=None, backend=None,
                 reason=(
-                    f"no model can run {subtask.task} on backend {context.backend!r}: "
-                    "use --dry-run to simulate it, or register a tool for it"
+                    f"no model can run {subtask.task} with backend {context.backend!r} "
+                    f"({explain_unavailable(subtask.task, catalog, context.backend)}); "
+                    "use --dry-run to simulate it, or another --backend"
                 ),
             )
         ordered, reason = _choose(subtask, ranked, state.request, context, selector)

@@ -33,6 +33,7 @@ __all__ = [
     "RankedCandidate",
     "backend_order",
     "detect_language",
+    "explain_unavailable",
     "model_cards",
     "rank_candidates",
 ]
@@ -91,6 +92,25 @@ def model_cards(task: str, catalog: Catalog) -> list[ModelCard]:
     """The catalog's cards for ``task`` and those that registered tools bring."""
     tools = [t for t in registered_tools() if t.task in (task, ANY_TASK)]
     return [c for c in _cards(task, catalog, tools).values() if c is not None]
+
+
+def explain_unavailable(task: str, catalog: Catalog, mode: str) -> str:
+    """Why no model can run ``task`` in this mode, backend by backend."""
+    tools = [t for t in registered_tools() if t.task in (task, ANY_TASK) and not t.simulated]
+    order = backend_order(mode, sorted({t.backend for t in tools}))
+    if not order:
+        return f"no backend is enabled in mode {mode!r}"
+    reasons = []
+    for backend in order:
+        here = [t for t in tools if t.backend == backend]
+        if not here:
+            reasons.append(f"{backend}: no tool for {task}")
+        else:
+            models = list(_cards(task, catalog, here))
+            reasons.append(f"{backend}: none of {len(models)} model(s) can run now"
+                           + (" (weights not cached, or no endpoint or token)"
+                              if backend in ("local", "hf-inference") else ""))
+    return "; ".join(reasons)
 
 
 def detect_language(text: str) -> str | None:
