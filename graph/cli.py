@@ -66,6 +66,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--planner-llm")
     run.add_argument("--selector-llm")
     run.add_argument("--responder-llm")
+    run.add_argument("--hf-endpoint", action="append", default=[], metavar="MODEL=URL",
+                     help="hf-inference: serve MODEL from this Inference Endpoint or TGI URL")
+    run.add_argument("--hf-provider", help="hf-inference: the Inference Provider to use")
+    run.add_argument("--allow-private-urls", action="store_true",
+                     help="let URL inputs point at private or local addresses")
+    run.add_argument("--latency-budget", type=float,
+                     help="seconds per subtask that model selection aims for")
     run.add_argument("--max-subtasks", type=int)
     run.add_argument("--subtask-timeout", type=float, help="seconds per model call")
     run.add_argument("--subtask-retries", type=int, help="retries of transient errors")
@@ -121,7 +128,14 @@ def _context(args: argparse.Namespace) -> Context:
         "max_subtasks": args.max_subtasks, "subtask_timeout_s": args.subtask_timeout,
         "subtask_retries": args.subtask_retries,
         "dry_run_latency_scale": args.latency_scale, "workspace": args.workspace,
+        "hf_provider": args.hf_provider, "latency_budget_s": args.latency_budget,
+        "allow_private_urls": args.allow_private_urls or None,
     }
+    if args.hf_endpoint:
+        pairs = [item.partition("=") for item in args.hf_endpoint]
+        if any(not model or not url for model, _, url in pairs):
+            raise UsageError("--hf-endpoint takes MODEL=URL")
+        overrides["hf_endpoints"] = {model: url for model, _, url in pairs}
     if args.dry_run:
         overrides["backend"] = "dry-run"
     if args.plan:

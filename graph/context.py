@@ -10,6 +10,7 @@ where a client is built (:mod:`graph.llms`), so they never reach state or checkp
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -84,6 +85,18 @@ class Context:
     """Candidates whose rank scores differ by less than this are 'close': the selector
     LLM, when configured, chooses among them."""
 
+    hf_endpoints: dict[str, str] = _env_factory(
+        "HUGGINGGPT_HF_ENDPOINTS", default={}, cast=json.loads
+    )
+    """hf-inference: model id -> URL of a dedicated Inference Endpoint or a TGI server
+    (``HUGGINGGPT_HF_ENDPOINTS`` as a JSON object). The Hugging Face token is sent only to
+    Hugging Face hosts."""
+    hf_provider: str | None = _env_factory("HUGGINGGPT_HF_PROVIDER")
+    """hf-inference: the Inference Provider for hub model ids (None: huggingface_hub's
+    choice)."""
+    hf_timeout_s: float | None = None
+    """hf-inference: per-request timeout (None: the backend's own, 60 s)."""
+
     allow_private_urls: bool = False
     """Let URL inputs point at private, loopback or link-local addresses."""
     max_download_mb: float = _env_factory("HUGGINGGPT_MAX_DOWNLOAD_MB", default=50.0, cast=float)
@@ -91,6 +104,13 @@ class Context:
 
     workspace: str = _env_factory("HUGGINGGPT_WORKSPACE", default="hugginggpt-workspace")
     catalog: str | None = _env_factory("HUGGINGGPT_CATALOG")
+
+    def backend_settings(self) -> dict[str, dict[str, Any]]:
+        """Per-backend settings handed to tools for this run
+        (see :func:`tools.registry.run_settings`)."""
+        hf = {"endpoints": dict(self.hf_endpoints), "provider": self.hf_provider,
+              "timeout_s": self.hf_timeout_s}
+        return {"hf-inference": {k: v for k, v in hf.items() if v}}
 
     def role_llm(self, role: Literal["planner", "selector", "responder"]) -> str | None:
         """The LLM a role uses: its own setting, else ``llm``, else OpenAI's default

@@ -40,7 +40,8 @@ from tools.catalog import DEFAULT_CATALOG, load_catalog
 from tools.errors import ArgumentError, ToolTimeoutError, TransientToolError
 from tools.fetch import FetchLimits, fetch_url
 from tools.kinds import generated_ref, is_url
-from tools.registry import ToolContext, find_tools, normalize_outputs
+from tools.registry import ToolContext, find_tools, normalize_outputs, run_settings
+from tools.selection import model_cards
 from tools.tasks import get_task_type
 from tools.threads import in_thread
 
@@ -75,6 +76,8 @@ class Job:
     latencies: dict[str, float] = field(default_factory=dict)
     fetch: dict[str, Any] = field(default_factory=dict)
     """:class:`~tools.fetch.FetchLimits` fields for URL inputs."""
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The run's per-backend settings, given to tools through ``run_settings``."""
 
 
 class Board:
@@ -286,7 +289,8 @@ def run_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
     """One subtask, on the sync path: wait for dependencies, then run."""
     job = _job(job_data)
     deps = Board.get(job.board).wait(job.dep)
-    return asyncio.run(run_job(job, deps, get_stream_writer()))
+    with run_settings(job.settings):
+        return asyncio.run(run_job(job, deps, get_stream_writer()))
 
 
 @task(name="subtask")  # type: ignore[arg-type]
@@ -294,7 +298,8 @@ async def arun_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
     """One subtask, on the async path: wait for dependencies, then run."""
     job = _job(job_data)
     deps = await Board.get(job.board).await_all(job.dep)
-    return await run_job(job, deps, get_stream_writer())
+    with run_settings(job.settings):
+        return await run_job(job, deps, get_stream_writer())
 
 
 def _jobs(state: State, context: Context, board: Board) -> list[Job]:
@@ -305,9 +310,10 @@ def _jobs(state: State, context: Context, board: Board) -> list[Job]:
     for st in state.plan:
         selection = state.selections.get(st.id)
         candidates = [c.model_dump() for c in selection.candidates] if selection else []
+        cards = {card.id: card for card in model_cards(st.task, catalog)}
         latencies = {
-            c["model"]: card.expected_latency_s
-            for c in candidates if (card := catalog.get(st.task, c["model"]))
+            c["model"]: cards[c["model"]].expected_latency_s
+            for c in candidates if c["model"] in cards
         }
         jobs.append(Job(
             id=st.id, task=st.task, dep=list(st.dep), args=dict(st.args),
@@ -321,6 +327,7 @@ def _jobs(state: State, context: Context, board: Board) -> list[Job]:
             fetch={"max_bytes": int(context.max_download_mb * 1024 * 1024),
                    "timeout_s": context.download_timeout_s,
                    "allow_private": context.allow_private_urls},
+            settings=context.backend_settings(),
         ))
     return jobs
 

@@ -24,6 +24,7 @@ from nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
 from tools.catalog import DEFAULT_CATALOG, load_catalog
 from tools.errors import LLMNotConfiguredError
 from tools.kinds import generated_ref, kind_of_literal
+from tools.registry import run_settings
 from tools.selection import (
     Query,
     RankedCandidate,
@@ -119,10 +120,17 @@ def signature(subtask: Subtask) -> tuple[Any, ...]:
 
 
 def _query(subtask: Subtask, request: str, language: str | None, context: Context) -> Query:
+    """What ranking knows: the subtask's own text when it has some (its language beats the
+    request's: a French request may ask about an English text), else the request."""
     task_type = get_task_type(subtask.task)
-    literal = " ".join(v for v in subtask.args.values() if generated_ref(v) is None)
+    literal = " ".join(
+        value for name, value in subtask.args.items()
+        if generated_ref(value) is None and task_type
+        and (arg := task_type.arg(name)) is not None and arg.kind == "text"
+    )
     text = f"{task_type.description if task_type else subtask.task} {literal[:300]}"
-    return Query(text=f"{text} | request: {request[:300]}", language=language,
+    return Query(text=f"{text} | request: {request[:300]}",
+                 language=detect_language(literal) or language,
                  latency_budget_s=context.latency_budget_s)
 
 
@@ -164,8 +172,12 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     groups: dict[tuple[Any, ...], list[Subtask]] = {}
     for subtask in state.plan:
         groups.setdefault(signature(subtask), []).append(subtask)
+    def select_in_run(subtask: Subtask) -> Selection:
+        with run_settings(context.backend_settings()):  # availability may depend on them
+            return select_one(subtask)
+
     with ThreadPoolExecutor(max_workers=min(8, max(1, len(groups)))) as pool:
-        chosen = list(pool.map(select_one, [members[0] for members in groups.values()]))
+        chosen = list(pool.map(select_in_run, [members[0] for members in groups.values()]))
     selections: dict[int, Selection] = {}
     for selection, members in zip(chosen, groups.values(), strict=True):
         for subtask in members:

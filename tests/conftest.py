@@ -37,9 +37,17 @@ def _loopback_only(self: socket.socket, address: Any) -> Any:
 
 
 @pytest.fixture(autouse=True)
-def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Block real outbound calls and clear the user's LLM settings."""
+def offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Block real outbound calls, clear the user's LLM settings and hide a saved Hugging
+    Face login (huggingface_hub reads its offline switch once, at import)."""
+    import huggingface_hub.constants
+
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    no_token = tmp_path_factory.mktemp("hf-home") / "token"
+    monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(no_token))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_STORED_TOKENS_PATH",
+                        str(no_token.with_name("stored_tokens")))
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HF_TOKEN", "HUGGINGFACEHUB_API_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     import os

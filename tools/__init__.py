@@ -10,7 +10,7 @@ Registering a tool for a task type::
         ...
 """
 
-from tools import dry_run, lite  # noqa: F401  (register the built-in tools)
+from tools import dry_run, hf_inference, lite, local  # noqa: F401  (register the tools)
 from tools.artifacts import ArtifactStore, is_artifact_ref
 from tools.catalog import Catalog, ModelCard, load_catalog
 from tools.errors import (

@@ -18,9 +18,12 @@ Example::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, get_type_hints
 
 from tools.artifacts import ArtifactStore, is_artifact_ref
@@ -38,6 +41,8 @@ __all__ = [
     "find_tools",
     "registered_tools",
     "normalize_outputs",
+    "backend_settings",
+    "run_settings",
 ]
 
 ANY_TASK = "*"
@@ -99,6 +104,31 @@ class Tool:
 
 
 _TOOLS: list[Tool] = []
+
+_NO_SETTINGS: Mapping[str, Mapping[str, Any]] = MappingProxyType({})
+_RUN_SETTINGS: ContextVar[Mapping[str, Mapping[str, Any]]] = ContextVar(
+    "run_settings", default=_NO_SETTINGS
+)
+
+
+@contextmanager
+def run_settings(settings: Mapping[str, Mapping[str, Any]]) -> Iterator[None]:
+    """Give backends this run's settings (``{backend: {key: value}}``) for the duration
+    of the block; threads started through :func:`tools.threads.in_thread` inherit them.
+
+    Settings belong to a run, not to the process: two runs in one server may use
+    different endpoints.
+    """
+    token = _RUN_SETTINGS.set(settings)
+    try:
+        yield
+    finally:
+        _RUN_SETTINGS.reset(token)
+
+
+def backend_settings(backend: str) -> Mapping[str, Any]:
+    """The current run's settings for ``backend`` (empty outside a run)."""
+    return _RUN_SETTINGS.get().get(backend, {})
 
 
 def register_tool(

@@ -117,11 +117,12 @@ def detect_language(text: str) -> str | None:
     """The ISO code of the text's language, or None when it cannot be told."""
     if len(text.strip()) < 12:
         return None
-    from langdetect import DetectorFactory, LangDetectException, detect
+    from langdetect.lang_detect_exception import LangDetectException
 
-    DetectorFactory.seed = 0  # deterministic
+    from tools.lite import language_detector  # loads the profiles once, under a lock
+
     try:
-        return str(detect(text)).split("-")[0]
+        return str(language_detector().detect(text)).split("-")[0]
     except LangDetectException:
         return None
 

@@ -6,16 +6,27 @@ import asyncio
 import concurrent.futures
 import contextvars
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["TOOL_POOL", "in_thread"]
+__all__ = ["TOOL_POOL", "MODEL_LOAD_LOCK", "in_thread"]
 
 T = TypeVar("T")
 
 TOOL_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="tool")
 """Large, because a call that outlives its timeout cannot be killed and keeps its thread
 until it returns."""
+
+
+MODEL_LOAD_LOCK = threading.Lock()
+"""Held while any backend loads a transformers model (local models, lite's
+sentence-transformers). transformers' ``from_pretrained`` patches process-wide state while
+it runs (``PreTrainedModel.tie_weights`` and ``init_weights``, the ``torch.nn.init``
+functions, torch's default dtype) and restores it afterwards; two loads in parallel
+threads can restore each other's patches, leaving weight tying off for the rest of the
+process (seen here: a T5 then failed to load, its tied embeddings left on the meta
+device). Loads are therefore serialised."""
 
 
 def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> asyncio.Future[T]:

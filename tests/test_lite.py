@@ -1,0 +1,311 @@
+"""The lite backend: each engine on real inputs the tests make themselves (text rendered
+into images, reviews, articles), its registration and model card, selection in ``lite``
+mode, and a whole run through the graph: OCR of an attached image, then the sentiment of
+the text it read."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from tests.conftest import run
+from tools import ToolExecutionError, lite, load_catalog, registered_tools
+from tools.lite import (
+    LANGDETECT,
+    LITE_BACKEND,
+    MINILM,
+    MINILM_ZERO_SHOT,
+    OCR_LOOKUP,
+    RAPIDOCR,
+    TEXTRANK,
+    VADER,
+)
+from tools.selection import Query, rank_candidates
+from tools.tasks import get_task_type
+
+REVIEW = [
+    "The soup was cold and bland.",
+    "Our waiter was rude to us.",
+    "A terrible evening, never again.",
+]
+RECEIPT = [
+    ("ACME HARDWARE STORE", ""),
+    ("Invoice date: 12 March 2024", ""),
+    ("Hammer", "9.99"),
+    ("Nails", "3.50"),
+    ("TOTAL", "13.49 EUR"),
+]
+ARTICLE = """\
+The city council met on Monday to discuss the plan for a new public park. The park would be
+built on the site of the old railway depot near the river. Residents asked the council for
+more trees, benches and a safe playground in the park.
+
+Funding for the park comes from a state grant for green spaces. The grant covers trees,
+paths and the playground, but not the cost of cleaning the old depot site. The council will
+ask local companies to help pay for the cleaning.
+
+Council members voted unanimously to accept the grant for the park. Construction of the
+park should begin in the autumn. The mayor said the park would open to the public next
+spring. A local bakery promised free bread at the opening.
+"""
+
+
+def _render(path: Path, rows: list[tuple[str, str]], width: int = 760) -> Path:
+    """Black text on white, a row every 60 px; a row's second part sits at the right."""
+    font = ImageFont.load_default(size=32)
+    image = Image.new("RGB", (width, 40 + 60 * len(rows)), "white")
+    draw = ImageDraw.Draw(image)
+    for i, (left, right) in enumerate(rows):
+        draw.text((30, 20 + 60 * i), left, fill="black", font=font)
+        if right:
+            draw.text((width - 250, 20 + 60 * i), right, fill="black", font=font)
+    image.save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("lite-images")
+    blank = folder / "blank.png"
+    Image.new("RGB", (400, 200), "white").save(blank)
+    return {
+        "review": _render(folder / "review.png", [(line, "") for line in REVIEW]),
+        "receipt": _render(folder / "receipt.png", RECEIPT),
+        "blank": blank,
+    }
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(".,!:").lower() for w in text.split()]
+
+
+def _squashed(text: str) -> str:
+    """Lowercase, without whitespace: PP-OCR sometimes drops the space between words in
+    capitals or before a unit ("13.49EUR"), which the card says."""
+    return "".join(text.split()).lower()
+
+
+# OCR
+
+
+def test_ocr_reads_rendered_text_in_reading_order(images):
+    text = lite.image_to_text(images["receipt"])
+    lines = text.splitlines()
+    assert len(lines) == len(RECEIPT)
+    for line, (left, right) in zip(lines, RECEIPT, strict=True):
+        assert _squashed(line) == _squashed(left + right)
+    # the two boxes of a receipt row come back as one line, left part first
+    assert lines[2:4] == ["Hammer 9.99", "Nails 3.50"]
+    assert _words(lines[1]) == _words(RECEIPT[1][0])
+
+
+def test_ocr_rows_group_boxes_by_height_then_left_to_right():
+    def box(x: float, y: float, w: float = 50, h: float = 30) -> list[list[float]]:
+        return [[x, y], [x + w, y], [x + w, y + h], [x, y + h]]
+
+    found = [
+        (box(300, 102), "second-right", 0.9),
+        (box(10, 10), "first", 0.9),
+        (box(10, 100), "second-left", 0.9),
+        (box(200, 12), "first-right", 0.9),
+    ]
+    assert lite._rows(found) == ["first first-right", "second-left second-right"]
+
+
+def test_ocr_of_an_image_without_text_fails_instead_of_returning_nothing(images):
+    with pytest.raises(ToolExecutionError, match="no text.*cannot describe"):
+        lite.image_to_text(images["blank"])
+
+
+def test_ocr_refuses_what_is_not_a_local_image(tmp_path):
+    with pytest.raises(ToolExecutionError, match="not a local file"):
+        lite.image_to_text(Path("https://example.com/photo.png"))
+    fake = tmp_path / "fake.png"
+    fake.write_text("not an image")
+    with pytest.raises(ToolExecutionError, match="not a readable image"):
+        lite.image_to_text(fake)
+
+
+def test_document_question_answering_finds_the_line_that_answers(images):
+    answer = lite.document_question_answering(images["receipt"], "What is the total?")
+    assert _squashed(answer) == "total13.49eur"
+    with pytest.raises(ToolExecutionError, match="no line of the document relates"):
+        lite.document_question_answering(images["receipt"], "Who won the world cup?")
+
+
+# Text engines
+
+
+def test_vader_labels_clear_sentiment():
+    positive = lite.sentiment("I love this phone, the camera is fantastic!")
+    negative = lite.sentiment(" ".join(REVIEW))
+    neutral = lite.sentiment("The meeting is at ten in room four.")
+    assert [positive[0]["label"], negative[0]["label"], neutral[0]["label"]] == [
+        "POSITIVE", "NEGATIVE", "NEUTRAL"]
+    for labels in (positive, negative, neutral):
+        assert {d["label"] for d in labels} == {"POSITIVE", "NEGATIVE", "NEUTRAL"}
+        scores = [d["score"] for d in labels]
+        assert scores == sorted(scores, reverse=True)
+        assert abs(sum(scores) - 1) < 1e-3 and min(scores) >= 0
+    assert positive[0]["score"] > 0.8
+
+
+def test_summary_is_shorter_and_made_of_the_texts_sentences_in_order():
+    summary = lite.summarize(ARTICLE)  # hard-wrapped: sentences run across lines
+    flat = " ".join(ARTICLE.split())
+    sentences = [s.strip() + "." for s in summary.split(".") if s.strip()]
+    assert 0 < len(summary) < len(flat) / 2
+    assert len(sentences) == 3, summary  # a quarter of the article's 10 sentences, rounded
+    positions = [flat.find(s) for s in sentences]
+    assert -1 not in positions, summary
+    assert positions == sorted(positions)
+    assert all(flat[p - 2] == "." for p in positions if p), "starts mid-sentence"
+
+
+def test_summary_of_a_short_text_is_its_first_sentence_and_empty_text_fails():
+    assert lite.summarize("Short text. Only two sentences.") == "Short text."
+    with pytest.raises(ToolExecutionError, match="empty"):
+        lite.summarize("  \n ")
+
+
+def test_zero_shot_ranks_the_label_the_text_is_about():
+    labels = lite.zero_shot(
+        "Messi scored twice as Barcelona beat Madrid in a thrilling football match.",
+        "sports, finance, cooking")
+    assert [d["label"] for d in labels][0] == "sports"
+    assert {d["label"] for d in labels} == {"sports", "finance", "cooking"}
+    assert labels[0]["score"] > labels[1]["score"] + 0.05
+    cooking = lite.zero_shot("Whisk the eggs with sugar, fold in the flour and bake it.",
+                             " sports,, finance , cooking, sports ")
+    assert [d["label"] for d in cooking][0] == "cooking" and len(cooking) == 3
+    with pytest.raises(ToolExecutionError, match="no candidate labels"):
+        lite.zero_shot("anything", " , ")
+
+
+def test_langdetect_tells_french_from_english_deterministically():
+    french = lite.detect_language("Bonjour, je voudrais réserver une table pour deux ce soir.")
+    english = lite.detect_language("Hello, I would like to book a table for two tonight.")
+    assert french[0]["label"] == "fr" and english[0]["label"] == "en"
+    assert french[0]["score"] > 0.9
+    short = "pasta al forno"  # ambiguous: unseeded langdetect answers differently run to run
+    assert all(lite.detect_language(short) == lite.detect_language(short) for _ in range(5))
+    with pytest.raises(ToolExecutionError, match="cannot tell the language"):
+        lite.detect_language("12345 !!! 678")
+
+
+def test_text_that_is_too_long_is_refused():
+    with pytest.raises(ToolExecutionError, match="more than"):
+        lite.sentiment("good " * (lite.MAX_TEXT_CHARS // 5 + 1))
+
+
+# Loading, registration, selection
+
+
+def test_load_once_runs_the_loader_once_when_threads_race():
+    calls: list[int] = []
+    start = threading.Barrier(8)
+
+    @lite.load_once
+    def slow() -> object:
+        calls.append(1)
+        time.sleep(0.05)
+        return object()
+
+    got: list[object] = []
+
+    def worker() -> None:
+        start.wait()
+        got.append(slow())
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(got) == 8 and len({id(g) for g in got}) == 1
+    assert lite.vader() is lite.vader() and lite.ocr_engine() is lite.ocr_engine()
+
+
+EXPECTED = {
+    "image-to-text": [RAPIDOCR],
+    "document-question-answering": [OCR_LOOKUP],
+    "text-classification": [VADER, LANGDETECT],
+    "summarization": [TEXTRANK],
+    "zero-shot-classification": [MINILM_ZERO_SHOT],
+    "sentence-similarity": [MINILM],
+    "feature-extraction": [MINILM],
+}
+
+
+def test_every_lite_engine_is_labelled_and_carries_a_card():
+    tools = [t for t in registered_tools() if t.backend == LITE_BACKEND]
+    served = {(t.task, m) for t in tools for m in t.models or ()}
+    assert served == {(task, m) for task, models in EXPECTED.items() for m in models}
+    for t in tools:
+        (model,) = t.models or ()
+        assert model.startswith("lite/") or model == MINILM
+        (card,) = t.cards
+        assert (card.id, card.task) == (model, t.task)
+        assert card.description and card.license != "unknown" and card.languages
+        assert card.downloads == 0 and card.likes == 0 and card.size_mb
+        assert t.available is None and not t.simulated
+    # lite engines are not Hugging Face models: the catalog does not claim them
+    catalog = load_catalog()
+    assert all(catalog.get(task, m) is None
+               for task, models in EXPECTED.items() for m in models if m != MINILM)
+
+
+@pytest.mark.parametrize("task", sorted(EXPECTED))
+def test_selection_in_lite_mode_picks_the_lite_engines(task):
+    ranked = rank_candidates(task, load_catalog(), LITE_BACKEND)
+    assert [c.model for c in ranked] == EXPECTED[task]
+    assert {c.backend for c in ranked} == {LITE_BACKEND}
+    assert all(c.card is not None and c.card.description for c in ranked)
+
+
+@pytest.mark.parametrize(("request_text", "first"), [
+    ("Is this review positive or negative?", VADER),
+    ("Which language is this letter written in?", LANGDETECT),
+])
+def test_the_cards_steer_text_classification_to_the_engine_that_fits(request_text, first):
+    task = get_task_type("text-classification")
+    assert task is not None
+    query = Query(text=f"{task.description} | request: {request_text}", language="en")
+    ranked = rank_candidates(task.name, load_catalog(), LITE_BACKEND, query)
+    assert [c.model for c in ranked][0] == first
+    assert {c.model for c in ranked} == {VADER, LANGDETECT}
+
+
+def test_keywords_are_not_offered_as_named_entities():
+    assert rank_candidates("token-classification", load_catalog(), LITE_BACKEND) == []
+
+
+# A whole run
+
+
+def test_ocr_then_sentiment_through_the_graph(compiled, make_context, llm_server, images):
+    llm_server.script("planner", {"tool_args": {"subtasks": [
+        {"id": 0, "task": "image-to-text", "dep": [-1], "args": {"image": "review.png"}},
+        {"id": 1, "task": "text-classification", "dep": [0],
+         "args": {"text": "<GENERATED>-0"}},
+    ]}})
+    out = run(compiled, make_context(backend="lite"),
+              request="How does the review in this photo feel?",
+              files=[str(images["review"])])
+
+    ocr, mood = out["results"][0], out["results"][1]
+    assert ocr.status == "done" and mood.status == "done", (ocr.error, mood.error)
+    assert (ocr.backend, ocr.model) == ("lite", RAPIDOCR)
+    assert (mood.backend, mood.model) == ("lite", VADER)
+    assert _words(ocr.outputs["text"]) == _words(" ".join(REVIEW))
+    assert mood.outputs["labels"][0]["label"] == "NEGATIVE"
+
+    # vader and langdetect both classify text: the request and the cards chose vader
+    selection = out["selections"][1]
+    assert [c.model for c in selection.candidates] == [VADER, LANGDETECT]
+    digest = llm_server.calls("responder")[0]["messages"][-1]["content"]
+    assert RAPIDOCR in digest and VADER in digest and "NEGATIVE" in digest
