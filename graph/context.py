@@ -110,7 +110,8 @@ class Context:
         (see :func:`tools.registry.run_settings`)."""
         hf = {"endpoints": dict(self.hf_endpoints), "provider": self.hf_provider,
               "timeout_s": self.hf_timeout_s}
-        return {"hf-inference": {k: v for k, v in hf.items() if v}}
+        return {"hf-inference": {k: v for k, v in hf.items() if v},
+                "local": {"catalog": self.catalog} if self.catalog else {}}
 
     def role_llm(self, role: Literal["planner", "selector", "responder"]) -> str | None:
         """The LLM a role uses: its own setting, else ``llm``, else OpenAI's default

@@ -23,7 +23,8 @@ from PIL import Image
 import tools.local as local
 from tests import tiny_models
 from tests.conftest import run
-from tools import ArtifactStore, Catalog, ModelCard, ToolExecutionError, registered_tools
+from tools import ArtifactStore, ModelCard, ToolExecutionError, registered_tools
+from tools.registry import run_settings
 
 PHOTO_SIZE = (64, 48)
 
@@ -490,7 +491,7 @@ def test_is_available_only_for_local_files_and_never_downloads(tiny, tmp_path, m
     assert all(t.available is local.is_available and t.models is None for t in local_tools)
 
 
-def test_trust_remote_code_only_when_the_card_allows_it(monkeypatch, tiny):
+def test_trust_remote_code_only_when_the_card_allows_it(monkeypatch, tiny, tmp_path):
     import transformers
 
     seen: list[dict[str, Any]] = []
@@ -514,10 +515,13 @@ def test_trust_remote_code_only_when_the_card_allows_it(monkeypatch, tiny):
     assert [kw["trust_remote_code"] for kw in seen] == [False, False]
     assert seen[1]["local_files_only"] is True
 
-    allowing = Catalog([ModelCard(id=model, task="text-classification", trust_remote_code=True)])
-    monkeypatch.setattr(local, "load_catalog", lambda: allowing)
+    # the run's own catalog (given to tools as run settings) may allow it for a model
+    allowing = tmp_path / "allowing.json"
+    allowing.write_text(json.dumps({"version": 1, "models": [ModelCard(
+        id=model, task="text-classification", trust_remote_code=True).model_dump()]}))
     local.clear_loaded()
-    local.load("text-classification", model)
+    with run_settings({"local": {"catalog": str(allowing)}}):
+        local.load("text-classification", model)
     assert seen[-1]["trust_remote_code"] is True
     local.clear_loaded()
     device, dtype = local.device_and_dtype()

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from tools.catalog import load_catalog
+from tools.catalog import DEFAULT_CATALOG, load_catalog
 from tools.errors import ToolExecutionError
-from tools.registry import ToolContext, register_tool
+from tools.registry import ToolContext, backend_settings, register_tool
 from tools.threads import MODEL_LOAD_LOCK
 
 __all__ = [
@@ -226,7 +226,9 @@ def _local_path(model_id: str) -> str:
 
 
 def _trust_remote_code(task: str, model_id: str) -> bool:
-    card = load_catalog().get(task, model_id)
+    """Only what the run's catalog card allows (the shipped catalog outside a run)."""
+    catalog = backend_settings(LOCAL_BACKEND).get("catalog") or DEFAULT_CATALOG
+    card = load_catalog(catalog).get(task, model_id)
     return bool(card and card.trust_remote_code)
 
 
