@@ -185,3 +185,32 @@ def test_progress_on_a_terminal_uses_rich(monkeypatch):
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
     assert "#1 translation: ✓ done in 0.50s on m/t5" in text  # the subtask's live row
     assert "#2 summarization: boom" in text
+
+
+def test_offline_lite_run_reads_an_image_then_classifies_it(capsys, workspace, tmp_path):
+    """The whole CLI, offline, no LLM: OCR of an attached image, then sentiment of the text."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = tmp_path / "review.png"
+    canvas = Image.new("RGB", (900, 160), "white")
+    draw = ImageDraw.Draw(canvas)
+    font = ImageFont.load_default(size=30)
+    draw.text((10, 20), "The delivery was late and the box was broken.", fill="black", font=font)
+    draw.text((10, 80), "Terrible service, I am very disappointed.", fill="black", font=font)
+    canvas.save(image)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps([
+        {"id": 0, "task": "image-to-text", "dep": [], "args": {"image": "review.png"}},
+        {"id": 1, "task": "text-classification", "dep": [0], "args": {"text": "<GENERATED>-0"}},
+    ]))
+    code, out, err = _run(capsys, "run", "read this review and tell me its sentiment",
+                          "--file", str(image), "--plan", str(plan), "--backend", "lite",
+                          "--json", "--workspace", str(workspace))
+    assert code == 0, err
+    doc = json.loads(out)
+    ocr, sentiment = doc["results"]["0"], doc["results"]["1"]
+    assert (ocr["backend"], ocr["model"]) == ("lite", "lite/rapidocr")
+    words = ocr["outputs"]["text"].replace(" ", "").lower()
+    assert "deliverywaslate" in words and "verydisappointed" in words
+    assert sentiment["model"] == "lite/vader-sentiment"
+    assert sentiment["outputs"]["labels"][0]["label"] == "NEGATIVE"
