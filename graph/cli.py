@@ -55,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("request")
     run.add_argument("--file", action="append", default=[], metavar="PATH_OR_URL",
                      help="attach an input file or URL; repeatable")
+    run.add_argument("--planner", choices=["auto", "llm", "offline"],
+                     help="auto (default): the LLM when configured, else the built-in one")
     run.add_argument("--dry-run", action="store_true",
                      help="simulated experts: check a plan without loading models")
     run.add_argument("--plan", metavar="FILE.json", help="run this plan instead of planning")
@@ -82,6 +84,9 @@ def _parser() -> argparse.ArgumentParser:
 
     resume = sub.add_parser("resume", help="continue a thread from its last checkpoint")
     common(resume)
+
+    demo = sub.add_parser("demo", help="run canned requests offline on sample inputs")
+    demo.add_argument("--workspace", help="where inputs and outputs go")
 
     models = sub.add_parser("models", help="the model catalog")
     models_sub = models.add_subparsers(dest="models_command", required=True)
@@ -129,7 +134,7 @@ def _context(args: argparse.Namespace) -> Context:
         "subtask_retries": args.subtask_retries,
         "dry_run_latency_scale": args.latency_scale, "workspace": args.workspace,
         "hf_provider": args.hf_provider, "latency_budget_s": args.latency_budget,
-        "allow_private_urls": args.allow_private_urls or None,
+        "allow_private_urls": args.allow_private_urls or None, "planner": args.planner,
     }
     if args.hf_endpoint:
         pairs = [item.partition("=") for item in args.hf_endpoint]
@@ -178,6 +183,7 @@ def document(
         "abort_reason": values.get("abort_reason"),
         "plan_errors": values.get("plan_errors") or [],
         "planner": values.get("planner", ""),
+        "selector": values.get("selector", ""),
         "responder": values.get("responder", ""),
     }
 
@@ -215,6 +221,10 @@ async def _drive(
         print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
         print(values.get("response") or f"(no response; status {status})")
+    used = [f"{role}: {values[role]}" for role in ("planner", "selector", "responder")
+            if values.get(role)]
+    if used:
+        print("; ".join(used), file=sys.stderr)
     print(f"thread {thread_id}: {status}"
           + (f" (resume with: hugginggpt resume --thread {thread_id})"
              if status == "interrupted" else ""), file=sys.stderr)
@@ -238,7 +248,7 @@ def _run(args: argparse.Namespace) -> int:
     context = _context(args)
     # an absolute workspace, so that resume works from any folder
     context = dataclasses.replace(context, workspace=str(Path(context.workspace).resolve()))
-    if context.plan is None and context.role_llm("planner") is None:
+    if context.plan is None and context.planner == "llm" and context.role_llm("planner") is None:
         raise UsageError(NOT_CONFIGURED_HELP)
     thread_id = args.thread or uuid.uuid4().hex[:12]
     url = args.checkpoint_url or f"sqlite:///{context.workspace}/checkpoints.sqlite"
@@ -328,9 +338,13 @@ def _models(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        _load_plugins(args.plugin)
+        _load_plugins(getattr(args, "plugin", []))
         if args.command == "models":
             return _models(args)
+        if args.command == "demo":
+            from graph.demo import run_demo
+
+            return run_demo(Path(args.workspace or Context().workspace).resolve())
         return _run(args) if args.command == "run" else _resume(args)
     except UsageError as exc:
         print(f"hugginggpt: {exc}", file=sys.stderr)

@@ -57,6 +57,15 @@ class Context:
         "HUGGINGGPT_STRUCTURED_OUTPUT", default="function_calling"
     )
 
+    planner: Literal["auto", "llm", "offline"] = _env_factory(
+        "HUGGINGGPT_PLANNER", default="auto"
+    )
+    """``auto``: the LLM when one is configured, else the built-in offline planner."""
+    plan_bank: str | None = _env_factory("HUGGINGGPT_PLAN_BANK")
+    """The example bank (JSON lines of request -> plan); None: the shipped one."""
+    few_shot: int = 4
+    """How many of the bank's nearest examples the LLM planner is shown."""
+
     backend: str = _env_factory("HUGGINGGPT_BACKEND", default="auto")
     """Inference mode: ``auto``/``hybrid`` (every real backend, preferring local, then
     hf-inference, then lite), ``dry-run`` (simulated experts), one backend (``local``,
@@ -113,9 +122,14 @@ class Context:
         return {"hf-inference": {k: v for k, v in hf.items() if v},
                 "local": {"catalog": self.catalog} if self.catalog else {}}
 
+    offline: bool = False
+    """Never call an LLM, even when one is configured (the demo, air-gapped runs)."""
+
     def role_llm(self, role: Literal["planner", "selector", "responder"]) -> str | None:
         """The LLM a role uses: its own setting, else ``llm``, else OpenAI's default
-        model when an OpenAI key is set, else None (not configured)."""
+        model when an OpenAI key is set, else None (not configured, or ``offline``)."""
+        if self.offline:
+            return None
         specific = {"planner": self.planner_llm, "selector": self.selector_llm,
                     "responder": self.responder_llm}[role]
         if specific or self.llm:

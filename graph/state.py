@@ -149,6 +149,7 @@ class State(InputState):
     plan_errors: list[str] = Field(default_factory=list)
     plan_reply: str = ""
     planner: str = ""
+    selector: str = ""
     selections: Annotated[dict[int, Selection], merge_by_id] = Field(default_factory=dict)
     results: Annotated[dict[int, SubtaskResult], merge_by_id] = Field(default_factory=dict)
     response: str = ""
@@ -168,6 +169,7 @@ class OutputState(BaseModel):
     abort_reason: str | None = None
     plan_errors: list[str] = Field(default_factory=list)
     planner: str = ""
+    selector: str = ""
     responder: str = ""
 
 

@@ -18,12 +18,14 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from graph.context import Context, context_of
-from graph.llms import chat_model, describe_llm
+from graph.llms import NOT_CONFIGURED_HELP, chat_model, describe_llm
+from graph.offline_planner import CannotPlanOffline, offline_plan
 from graph.state import State
 from graph.validation import PlanParseError, parse_plan_text, plan_items, validate_plan
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
-from nodes.prompts import PLANNER_REPAIR, PLANNER_SYSTEM, PLANNER_USER
+from nodes.prompts import PLANNER_EXAMPLES, PLANNER_REPAIR, PLANNER_SYSTEM, PLANNER_USER
 from tools.errors import LLMNotConfiguredError
+from tools.plan_bank import DEFAULT_BANK, load_bank
 from tools.tasks import task_types
 
 __all__ = ["plan", "route_after_plan", "PlanReply"]
@@ -42,13 +44,28 @@ class PlanReply(BaseModel):
     subtasks: list[SubtaskReply]
 
 
+def _few_shot(request: str, context: Context) -> str:
+    """The bank's examples nearest to the request, as prompt text ("" without a bank)."""
+    if context.few_shot <= 0:
+        return ""
+    try:
+        bank = load_bank(context.plan_bank or DEFAULT_BANK)
+    except OSError:  # no bank file: plan without examples rather than fail
+        return ""
+    shots = bank.nearest(request, k=context.few_shot)
+    return PLANNER_EXAMPLES.format(examples="\n".join(
+        f"Request: {example.request}\nPlan: {json.dumps({'subtasks': example.plan})}"
+        for example, _ in shots
+    ))
+
+
 def _messages(state: State, context: Context) -> list[BaseMessage]:
     history = "".join(f"{turn.role}: {turn.content}\n" for turn in state.history[-6:])
     messages: list[BaseMessage] = [
         SystemMessage(PLANNER_SYSTEM.format(
             task_types="\n".join(t.describe() for t in task_types()),
             max_subtasks=context.max_subtasks,
-        )),
+        ) + _few_shot(state.request, context)),
         HumanMessage(PLANNER_USER.format(
             history=f"Conversation so far:\n{history}\n" if history else "",
             request=state.request,
@@ -109,6 +126,8 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
     if context.plan is not None:
         items, reply, planner = context.plan, json.dumps(context.plan), "fixed plan"
+    elif not _uses_llm(context):
+        return update | _plan_offline(state, context)
     else:
         planner = f"llm: {describe_llm(context, 'planner')}"
         try:
@@ -130,6 +149,26 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return update | _rejected(state, context, attempt, problems, reply, planner)
     return update | {"plan": subtasks, "plan_errors": [], "plan_reply": reply[:4000],
                      "planner": planner}
+
+
+def _uses_llm(context: Context) -> bool:
+    """``auto`` plans with the LLM when one is configured, else offline."""
+    if context.planner == "auto":
+        return context.role_llm("planner") is not None
+    return context.planner == "llm"
+
+
+def _plan_offline(state: State, context: Context) -> dict[str, Any]:
+    try:
+        bank = load_bank(context.plan_bank or DEFAULT_BANK)
+        found = offline_plan(state.request, state.files, bank,
+                             max_subtasks=context.max_subtasks)
+    except (OSError, CannotPlanOffline) as exc:
+        return _abort(f"{exc}.\n\n{NOT_CONFIGURED_HELP}", planner="offline")
+    subtasks, _ = validate_plan(found.items, max_subtasks=context.max_subtasks)
+    return {"plan": subtasks, "plan_errors": [], "plan_reply": json.dumps(found.items),
+            "planner": f"offline: adapted bank example {found.example_id} "
+                       f"(similarity {found.similarity:.2f})"}
 
 
 def _rejected(

@@ -6,6 +6,7 @@ __all__ = [
     "PLANNER_SYSTEM",
     "PLANNER_USER",
     "PLANNER_REPAIR",
+    "PLANNER_EXAMPLES",
     "SELECTOR_SYSTEM",
     "SELECTOR_USER",
     "RESPONDER_SYSTEM",
@@ -34,6 +35,11 @@ Answer with JSON only: {{"subtasks": [...]}}."""
 PLANNER_USER = """\
 {history}Request: {request}
 Attached files: {files}"""
+
+PLANNER_EXAMPLES = """
+
+Examples of requests and their plans (follow the format, not the content):
+{examples}"""
 
 PLANNER_REPAIR = """\
 Your previous plan was rejected:

@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, ValidationError
 
 from graph.context import Context, context_of
-from graph.llms import chat_model
+from graph.llms import chat_model, describe_llm
 from graph.state import Candidate, Selection, State, Subtask
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
 from nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
@@ -186,7 +186,9 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "subtask_id": subtask.id,
                 "reason": f"same choice as subtask {selection.subtask_id}: {selection.reason}",
             })
-    return {"selections": selections}
+    label = (f"llm: {describe_llm(context, 'selector')} (asked only on close calls)"
+             if selector is not None else "ranking only (no selector LLM)")
+    return {"selections": selections, "selector": label}
 
 
 def route_after_select(state: State) -> Literal["execute", "respond"]:

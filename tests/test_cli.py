@@ -24,8 +24,9 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 
 def test_run_without_llm_explains_how_to_configure(capsys, workspace):
-    code, out, err = _run(capsys, "run", "caption my photo", "--workspace", str(workspace))
-    assert code == 2 and out == ""
+    code, _, err = _run(capsys, "run", "--planner", "llm", "caption my photo",
+                        "--workspace", str(workspace))
+    assert code == 2
     assert "No LLM is configured" in err
     for hint in ("OPENAI_API_KEY", "--llm-base-url", "hf:", "--dry-run --plan"):
         assert hint in err

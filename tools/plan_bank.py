@@ -1,0 +1,108 @@
+"""The example bank: request -> plan pairs written by the project, searched by meaning.
+
+The offline planner adapts the nearest example to a new request; the LLM planner gets the
+nearest few as few-shot examples. Requests are embedded with the bundled all-MiniLM-L6-v2
+(once per process for the bank).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from tools.kinds import is_url, kind_of_literal
+
+__all__ = ["BankExample", "PlanBank", "DEFAULT_BANK", "load_bank", "request_shape",
+           "QUOTE_RE", "FILE_RE", "url_kind"]
+
+DEFAULT_BANK = Path(__file__).with_name("plan_bank.jsonl")
+
+QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|«\s*([^»]+?)\s*»|(?<![\w])\'([^\']{2,})\'(?![\w])')
+"""Quoted text: "double", “curly”, «guillemets» or 'single' quotes."""
+FILE_RE = re.compile(r"(?:https?://\S+|[\w./-]+\.[A-Za-z0-9]{2,5})(?=[\s,;:!?)'\"]|\.?$)")
+"""A URL, or a token that looks like a file name with a suffix."""
+
+
+def url_kind(value: str) -> str:
+    """The kind of a file name or URL by its suffix; ``url`` for a URL without one."""
+    kind = kind_of_literal(value)
+    return "url" if kind == "text" and is_url(value) else kind
+
+
+def request_shape(request: str) -> str:
+    """The request with its particulars masked: quoted texts, file names and URLs, and a
+    long text after a colon become placeholders. Examples are matched on this shape, so
+    that "Translate 'good night' to Spanish" finds "Translate 'hello world' to Italian"
+    whatever the quoted words are."""
+    shape = QUOTE_RE.sub(' "TEXT" ', request)
+    shape = FILE_RE.sub(lambda m: f"{url_kind(m.group(0).rstrip('.')).upper()}_FILE", shape)
+    head, colon, tail = shape.partition(": ")
+    if colon and len(tail) > 40:
+        shape = f"{head}: TEXT"
+    return " ".join(shape.split())
+
+
+@dataclass(frozen=True)
+class BankExample:
+    id: str
+    request: str
+    plan: list[dict[str, Any]]
+
+
+class PlanBank:
+    """Examples with embeddings of their requests, computed on first search.
+
+    ``key`` turns a request into the text that is embedded: by default its
+    :func:`request_shape`, so that examples match on what is asked, not on the words
+    quoted.
+    """
+
+    def __init__(self, examples: list[BankExample],
+                 key: Callable[[str], str] | None = None) -> None:
+        if not examples:
+            raise ValueError("the example bank is empty")
+        self.examples = examples
+        self.key = key or request_shape
+        self._lock = threading.Lock()
+        self._matrix: Any = None
+
+    def _embeddings(self) -> Any:
+        with self._lock:
+            if self._matrix is None:
+                from tools.lite import minilm
+
+                self._matrix = minilm().encode(
+                    [self.key(e.request) for e in self.examples], normalize_embeddings=True,
+                    batch_size=64,
+                )
+            return self._matrix
+
+    def nearest(self, request: str, k: int = 4) -> list[tuple[BankExample, float]]:
+        """The ``k`` examples most similar to ``request`` (compared through ``key``),
+        with cosine similarities."""
+        from tools.lite import minilm
+
+        matrix = self._embeddings()
+        query = minilm().encode([self.key(request)], normalize_embeddings=True)[0]
+        scores = matrix @ query
+        order = scores.argsort()[::-1][:k]
+        return [(self.examples[i], float(scores[i])) for i in order]
+
+
+@lru_cache(maxsize=4)
+def load_bank(path: str | Path = DEFAULT_BANK) -> PlanBank:
+    """Read a bank file (JSON lines of ``{"id", "request", "plan"}``), once per path."""
+    examples = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        data = json.loads(line)
+        plan = data["plan"]["subtasks"] if isinstance(data["plan"], dict) else data["plan"]
+        examples.append(BankExample(str(data.get("id", number)), data["request"], plan))
+    return PlanBank(examples)
