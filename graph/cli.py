@@ -85,6 +85,16 @@ def _parser() -> argparse.ArgumentParser:
     resume = sub.add_parser("resume", help="continue a thread from its last checkpoint")
     common(resume)
 
+    evaluation = sub.add_parser("eval", help="measure the planner on a labelled set")
+    evaluation.add_argument("dataset", help="JSON lines: this project's plans or TaskBench's")
+    evaluation.add_argument("--planner", choices=["offline", "llm"], default="offline")
+    evaluation.add_argument("--llm", help="the planner LLM: MODEL or hf:REPO_OR_URL")
+    evaluation.add_argument("--llm-base-url")
+    evaluation.add_argument("--limit", type=int, help="only the first N samples")
+    evaluation.add_argument("--max-subtasks", type=int, default=10)
+    evaluation.add_argument("--output", help="write the JSON report here")
+    evaluation.add_argument("--json", action="store_true", help="print the JSON report")
+
     demo = sub.add_parser("demo", help="run canned requests offline on sample inputs")
     demo.add_argument("--workspace", help="where inputs and outputs go")
 
@@ -335,12 +345,53 @@ def _models(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _evaluate(args: argparse.Namespace) -> int:
+    from graph.evaluation import DatasetError, Sample, evaluate, read_samples
+
+    try:
+        samples = read_samples(args.dataset, limit=args.limit)
+    except (OSError, DatasetError) as exc:
+        raise UsageError(f"cannot read {args.dataset}: {exc}") from exc
+    overrides = {"llm": args.llm, "llm_base_url": args.llm_base_url}
+    context = Context(max_subtasks=args.max_subtasks,
+                      **{k: v for k, v in overrides.items() if v is not None})
+    if args.planner == "llm":
+        from graph.llms import NOT_CONFIGURED_HELP
+        from graph.state import State
+        from nodes.plan import ask_planner
+
+        if context.role_llm("planner") is None:
+            raise UsageError(NOT_CONFIGURED_HELP)
+
+        def planner(sample: Sample) -> list[dict[str, Any]]:
+            state = State(request=sample.request, files=sample.files)
+            return ask_planner(state, context)[0]
+    else:
+        from graph.offline_planner import offline_plan
+        from tools.plan_bank import DEFAULT_BANK, load_bank
+
+        bank = load_bank(context.plan_bank or DEFAULT_BANK)
+
+        def planner(sample: Sample) -> list[dict[str, Any]]:
+            return offline_plan(sample.request, sample.files, bank,
+                                max_subtasks=context.max_subtasks).items
+
+    report = evaluate(samples, planner, max_subtasks=context.max_subtasks)
+    document = report.to_json() | {"dataset": str(args.dataset), "planner": args.planner}
+    if args.output:
+        Path(args.output).write_text(json.dumps(document, indent=2))
+    print(json.dumps(document, indent=2) if args.json else report.format())
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         _load_plugins(getattr(args, "plugin", []))
         if args.command == "models":
             return _models(args)
+        if args.command == "eval":
+            return _evaluate(args)
         if args.command == "demo":
             from graph.demo import run_demo
 

@@ -103,7 +103,6 @@ and one dependent, all connected); anything else."""
 METRICS: tuple[str, ...] = ("node", "edge", "arg_name", "arg_value")
 
 _NODE_REF_RE = re.compile(r"<node-(\d+)>")
-_SEPARATORS_RE = re.compile(r"[\s_]+")
 _QUOTES = ("'", '"', "`")
 _MAX_LISTED_FAILURES = 20
 
@@ -113,12 +112,9 @@ class DatasetError(ValueError):
 
 
 def canonical_task(name: str) -> str:
-    """This project's name for a task type, or ``name`` lower-cased when it is unknown.
-
-    Tries the name as given, then with spaces and underscores as hyphens (TaskBench
-    writes "Visual Question Answering"; TaskBench itself maps ``_`` to a space).
-    """
-    task_type = get_task_type(name) or get_task_type(_SEPARATORS_RE.sub("-", name.strip()))
+    """This project's name for a task type, or ``name`` lower-cased when it is unknown
+    (TaskBench writes "Visual Question Answering"; get_task_type reads that too)."""
+    task_type = get_task_type(name)
     return task_type.name if task_type else name.strip().lower()
 
 

@@ -28,7 +28,7 @@ from tools.errors import LLMNotConfiguredError
 from tools.plan_bank import DEFAULT_BANK, load_bank
 from tools.tasks import task_types
 
-__all__ = ["plan", "route_after_plan", "PlanReply"]
+__all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply"]
 
 
 class SubtaskReply(BaseModel):
@@ -95,7 +95,13 @@ def _reply_text(raw: AIMessage) -> str:
     return str(content)
 
 
-def _ask_planner(state: State, context: Context) -> tuple[list[Any], str]:
+def ask_planner(state: State, context: Context) -> tuple[list[Any], str]:
+    """Ask the planner LLM once; returns the raw plan items (not yet validated) and the
+    reply text.
+
+    Raises:
+        LLMNotConfiguredError, PlanParseError, or one of ``LLM_CALL_ERRORS``.
+    """
     llm = chat_model(context, "planner")
     # A JSON schema rather than the pydantic class: every chat model integration takes it,
     # and the validator below, not pydantic, decides what is wrong with a plan.
@@ -131,7 +137,7 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     else:
         planner = f"llm: {describe_llm(context, 'planner')}"
         try:
-            items, reply = _ask_planner(state, context)
+            items, reply = ask_planner(state, context)
         except LLMNotConfiguredError as exc:
             return update | _abort(str(exc), planner="none")
         except LLM_CALL_ERRORS as exc:

@@ -112,9 +112,12 @@ def test_plan_is_faithful_to_request(entry: tuple[str, dict[str, Any]]) -> None:
     labels are named in it; languages are ISO 639-1 codes."""
     request = entry[1]["request"]
     for st, name, value in _literals(entry[1]["plan"]):
-        what = "file" if kind_of_literal(value) != "text" else "text"
-        assert value in request, f"subtask {st['id']}: {what} {name}={value!r} not in request"
-        assert value == value.strip()
+        assert value == value.strip() and value, f"subtask {st['id']}: {name}={value!r}"
+        if kind_of_literal(value) == "text":
+            assert value in request, f"subtask {st['id']}: text {name}={value!r} not in request"
+        else:  # a whole file name or URL, not the tail of a longer one
+            named = re.search(rf"(?<![\w./-]){re.escape(value)}(?![\w/-])", request)
+            assert named, f"subtask {st['id']}: file {name}={value!r} not named in request"
     for st in entry[1]["plan"]:
         for name in ("tgt_lang", "src_lang"):
             if name in st["args"]:

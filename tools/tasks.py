@@ -99,8 +99,9 @@ def register_task_type(task_type: TaskType) -> TaskType:
 
 
 def get_task_type(name: str) -> TaskType | None:
-    """Look a task type up by name or alias (case-insensitive)."""
-    key = name.strip().lower()
+    """Look a task type up by name or alias, case-insensitively and whether its words are
+    joined by hyphens, spaces or underscores ("Object Detection" is object-detection)."""
+    key = "-".join(name.strip().lower().replace("_", " ").split())
     return _REGISTRY.get(key) or _REGISTRY.get(_ALIASES.get(key, ""))
 
 
