@@ -39,7 +39,7 @@ from tools.artifacts import ArtifactStore, is_artifact_ref
 from tools.catalog import DEFAULT_CATALOG, load_catalog
 from tools.errors import ArgumentError, ToolTimeoutError, TransientToolError
 from tools.fetch import FetchLimits, fetch_url
-from tools.kinds import generated_ref, is_url
+from tools.kinds import as_text, generated_ref, is_url
 from tools.registry import ToolContext, find_tools, normalize_outputs, run_settings
 from tools.selection import model_cards
 from tools.tasks import get_task_type
@@ -166,7 +166,7 @@ def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore
                 path = store.resolve(produced)
                 resolved[name] = path.read_text(encoding="utf-8") if kind == "text" else path
             else:
-                resolved[name] = produced
+                resolved[name] = as_text(produced) if kind == "text" else produced
         elif kind in ("image", "audio", "video", "table"):
             if is_url(value):
                 fetched = fetch_url(value, kind, store, FetchLimits(**job.fetch))

@@ -242,3 +242,26 @@ def test_minilm_loads_once_per_process():
     first = lite.minilm()
     lite.sentence_similarity("a", "b")
     assert lite.minilm() is first
+
+
+def test_labels_feed_a_text_argument_as_text(compiled, make_context, llm_server, test_tools):
+    heard: list[str] = []
+
+    def speak(text: str) -> str:
+        heard.append(text)
+        return "spoken"
+
+    def classify(text: str) -> list[dict]:
+        return [{"label": "POSITIVE", "score": 0.91}, {"label": "NEGATIVE", "score": 0.09}]
+
+    test_tools.append(register_tool(classify, "text-classification", backend="test",
+                                    models=["test/classifier"]))
+    test_tools.append(register_tool(speak, "text-generation", backend="test",
+                                    models=["test/speaker"]))
+    llm_server.script("planner", _plan(
+        _sub(0, "text-classification", [], text="I love it"),
+        _sub(1, "text-generation", [0], text="<GENERATED>-0"),
+    ))
+    out = run(compiled, make_context(backend="test"))
+    assert out["results"][1].status == "done"
+    assert heard == ["POSITIVE (0.91), NEGATIVE (0.09)"]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "Kind",
     "DATA_KINDS",
+    "TEXT_LIKE",
+    "as_text",
     "GENERATED_RE",
     "generated_ref",
     "kind_of_literal",
@@ -21,6 +23,9 @@ name as arguments; the others are structured outputs of experts."""
 
 DATA_KINDS: frozenset[str] = frozenset({"text", "image", "audio", "video", "table"})
 
+TEXT_LIKE: frozenset[str] = frozenset({"labels", "number"})
+"""Output kinds that can feed a text argument, written out by :func:`as_text`."""
+
 GENERATED_RE = re.compile(r"^<GENERATED>-(\d+)$")
 """A whole argument value that names another subtask's output, as in HuggingGPT."""
 
@@ -30,6 +35,23 @@ _SUFFIX_KINDS: dict[str, Kind] = {
     **dict.fromkeys((".mp4", ".avi", ".mov", ".mkv", ".webm"), "video"),
     **dict.fromkeys((".csv", ".tsv", ".parquet", ".xlsx"), "table"),
 }
+
+
+def as_text(value: Any) -> str:
+    """An output as text for a text argument: labels as "label (score), ...", numbers
+    with three decimals."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return f"{value:.3f}"
+    if isinstance(value, list):
+        return ", ".join(
+            f"{item.get('label', item.get('word', item))} ({item['score']:.2f})"
+            if isinstance(item, dict) and "score" in item
+            else str(item.get("label", item) if isinstance(item, dict) else item)
+            for item in value
+        )
+    return str(value)
 
 
 def generated_ref(value: str) -> int | None:

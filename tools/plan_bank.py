@@ -25,7 +25,8 @@ DEFAULT_BANK = Path(__file__).with_name("plan_bank.jsonl")
 
 QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|«\s*([^»]+?)\s*»|(?<![\w])\'([^\']{2,})\'(?![\w])')
 """Quoted text: "double", “curly”, «guillemets» or 'single' quotes."""
-FILE_RE = re.compile(r"(?:https?://\S+|[\w./-]+\.[A-Za-z0-9]{2,5})(?=[\s,;:!?)'\"]|\.?$)")
+FILE_RE = re.compile(
+    r"(?:https?://\S+?|[\w./-]+\.[A-Za-z0-9]{2,5})(?=[\s,;:!?)'\"]|\.(?:\s|$)|$)")
 """A URL, or a token that looks like a file name with a suffix."""
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tools.kinds import DATA_KINDS, Kind
+from tools.kinds import DATA_KINDS, TEXT_LIKE, Kind
 
 __all__ = [
     "Arg",
@@ -69,8 +69,13 @@ class TaskType:
         return frozenset(o.kind for o in self.outputs)
 
     def output_for(self, kind: str) -> Output | None:
-        """The first output of ``kind``, used to resolve ``<GENERATED>-k``."""
-        return next((o for o in self.outputs if o.kind == kind), None)
+        """The output that feeds an argument of ``kind`` through ``<GENERATED>-k``: the
+        first of that kind; for text, labels or a number do too (written out as text, so
+        "classify, then read the verdict aloud" can be planned)."""
+        found = next((o for o in self.outputs if o.kind == kind), None)
+        if found is None and kind == "text":
+            found = next((o for o in self.outputs if o.kind in TEXT_LIKE), None)
+        return found
 
     def describe(self) -> str:
         """One line for the planner prompt."""
