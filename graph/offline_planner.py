@@ -14,16 +14,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
 from graph.validation import validate_plan
-from tools.kinds import DATA_KINDS, generated_ref, is_url, kind_of_literal
+from tools.kinds import DATA_KINDS, TEXT_LIKE, generated_ref, is_url, kind_of_literal
 from tools.plan_bank import FILE_RE, QUOTE_RE, BankExample, PlanBank, url_kind
 from tools.tasks import get_task_type
 
 __all__ = ["CannotPlanOffline", "OfflinePlan", "RequestFacts", "read_request", "adapt",
-           "offline_plan", "MIN_SIMILARITY"]
+           "compose", "offline_plan", "split_clauses", "MIN_SIMILARITY"]
 
 MIN_SIMILARITY = 0.45
 """Below this cosine similarity no example is taken as a model for the request."""
@@ -39,7 +40,7 @@ LANGUAGES = {
 _TARGET_RE = re.compile(
     r"\b(?:to|into|in)\s+(" + "|".join(LANGUAGES) + r")\b", re.IGNORECASE)
 _LABELS_RE = re.compile(
-    r"\b(?:labels?|categories|classes|topics|as|into|between|among|one of|about)\s*:?\s+"
+    r"(?:\b(?:labels?|categories|classes|topics|as|into|between|among|one of|about)\s*:?|:)\s+"
     r"([\w -]+(?:\s*,\s*[\w -]+)+|[\w-]+\s+or\s+[\w-]+)", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -62,6 +63,8 @@ class RequestFacts:
     files: dict[str, list[str]] = field(default_factory=dict)
     quotes: list[str] = field(default_factory=list)
     target_language: str | None = None
+    more_languages: list[str] = field(default_factory=list)
+    """Further target languages ("into Ukrainian and Chinese")."""
     labels: str | None = None
     question: str | None = None
     body: str = ""
@@ -85,6 +88,11 @@ def read_request(request: str, attached: Sequence[str] = ()) -> RequestFacts:
             names.append(value)
     if match := _TARGET_RE.search(unquoted):
         facts.target_language = LANGUAGES[match.group(1).lower()]
+        tail = re.match(r"(?:\s*(?:,|and|or|&)\s*(?:in|into|to)?\s*(" + "|".join(LANGUAGES)
+                        + r")\b)+", unquoted[match.end():], re.IGNORECASE)
+        if tail:
+            facts.more_languages = [LANGUAGES[w.lower()] for w in re.findall(
+                "|".join(LANGUAGES), tail.group(0), re.IGNORECASE)]
     if match := _LABELS_RE.search(unquoted):
         words = re.split(r"\s*,\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+", match.group(1))
         labels = [w.strip() for w in words if w.strip()]
@@ -158,6 +166,7 @@ def offline_plan(
     """
     facts = read_request(request, files)
     tried: list[str] = []
+    whole: OfflinePlan | None = None
     for example, similarity in bank.nearest(request, k=candidates):
         if similarity < min_similarity:
             break
@@ -168,8 +177,125 @@ def offline_plan(
             continue
         _, problems = validate_plan(items, max_subtasks=max_subtasks)
         if not problems:
-            return OfflinePlan(items, example.id, round(similarity, 3))
+            whole = OfflinePlan(items, example.id, round(similarity, 3))
+            break
         tried.append(f"{example.id} ({similarity:.2f}): {problems[0]}")
+    composed = compose(request, facts, bank, max_subtasks=max_subtasks)
+    if composed is not None and (whole is None or len(composed.items) > len(whole.items)):
+        return composed
+    if whole is not None:
+        return whole
     why = ("; the closest examples did not fit: " + "; ".join(tried)) if tried else (
         f"; no example of the bank is similar enough (threshold {min_similarity})")
     raise CannotPlanOffline(f"cannot plan this request offline{why}")
+
+
+CLAUSE_SIMILARITY = 0.45
+"""A clause is one step of a composed plan when a one-step example is this close. A
+composed plan wins over the whole-request example when it has more steps."""
+_VERBS = (
+    "analy[sz]e|answer|caption|change|check|classify|clean|compare|compute|convert|count|"
+    "create|denoise|describe|detect|determine|draw|edit|embed|enhance|estimate|explain|"
+    "extract|find|generate|give|identify|label|list|make|measure|paint|paraphrase|produce|"
+    "read|recogni[sz]e|remove|render|rewrite|say|segment|separate|speak|summari[sz]e|tag|"
+    "tell|transcribe|translate|turn|voice|write|show|also|finally|afterwards|next"
+)
+_CLAUSE_SPLIT = re.compile(
+    r"(?:,?\s+and then\s+|,?\s+then\s+|;\s*|(?<=[.!?])\s+"
+    rf"|,?\s+and\s+(?=(?:please\s+|also\s+)?(?:{_VERBS})\b)"
+    rf"|,\s+(?=(?:please\s+|also\s+)?(?:{_VERBS})\b))", re.IGNORECASE)
+_BACK_REFERENCE = re.compile(r"\b(it|its|that|this|them|the result|the output|the "
+                             r"(?:caption|text|transcript|summary|translation|answer))\b",
+                             re.IGNORECASE)
+
+
+def split_clauses(request: str) -> list[str]:
+    """The request cut where a new step starts ("..., then ...", "... and ...", ". ")."""
+    masked = QUOTE_RE.sub(lambda m: "\x00" * len(m.group(0)), request)  # never cut quotes
+    cuts = [0]
+    for match in _CLAUSE_SPLIT.finditer(masked):
+        cuts += [match.start(), match.end()]
+    cuts.append(len(request))
+    return [request[a:b].strip(" ,.") for a, b in zip(cuts[::2], cuts[1::2], strict=True)
+            if request[a:b].strip(" ,.")]
+
+
+@lru_cache(maxsize=4)
+def _one_step_bank(bank: PlanBank) -> PlanBank | None:
+    singles = [e for e in bank.examples if len(e.plan) == 1]
+    return PlanBank(singles) if singles else None
+
+
+def compose(request: str, facts: RequestFacts, bank: PlanBank, *,
+            max_subtasks: int) -> OfflinePlan | None:
+    """A plan built clause by clause from one-step examples, each step fed by the latest
+    earlier step whose output fits its input, by a file the clause names, or by the
+    request's files; None when fewer than two clauses map to a step."""
+    singles = _one_step_bank(bank)
+    clauses = split_clauses(request)
+    if singles is None or len(clauses) < 2:
+        return None
+    items: list[dict[str, Any]] = []
+    produced: list[set[str]] = []
+    similarities: list[float] = []
+    for clause in clauses:
+        example, similarity = singles.nearest(clause, k=1)[0]
+        if similarity < CLAUSE_SIMILARITY:
+            continue
+        clause_facts = read_request(clause, [])
+        try:
+            step = adapt(example, _merged(clause_facts, facts))[0]
+        except CannotPlanOffline:
+            continue
+        task_type = get_task_type(str(step["task"]))
+        if task_type is None:
+            continue
+        step = _link(step, task_type, clause, clause_facts, produced, facts)
+        languages = clause_facts.more_languages if "tgt_lang" in step["args"] else []
+        for variant in [step, *({**step, "args": {**step["args"], "tgt_lang": lang}}
+                                for lang in languages)]:
+            items.append({**variant, "id": len(items)})
+            produced.append({o.kind for o in task_type.outputs})
+            similarities.append(similarity)
+    if len(items) < 2:
+        return None
+    _, problems = validate_plan(items, max_subtasks=max_subtasks)
+    if problems:
+        return None
+    return OfflinePlan(items, "composed from one-step examples",
+                       round(min(similarities), 3))
+
+
+def _merged(clause: RequestFacts, request: RequestFacts) -> RequestFacts:
+    """The clause's own facts, completed by the whole request's."""
+    return RequestFacts(
+        files={k: clause.files.get(k) or v for k, v in request.files.items()} | {
+            k: v for k, v in clause.files.items() if k not in request.files},
+        quotes=clause.quotes or request.quotes,
+        target_language=clause.target_language or request.target_language,
+        labels=clause.labels or request.labels,
+        question=clause.question or request.question,
+        body=clause.body if clause.quotes or ": " in clause.body else request.body,
+    )
+
+
+def _link(step: dict[str, Any], task_type: Any, clause: str, clause_facts: RequestFacts,
+          produced: list[set[str]], facts: RequestFacts) -> dict[str, Any]:
+    """Feed the step's first data argument from an earlier step when that is meant: text
+    always flows on; other kinds only when the clause names no file of its own but refers
+    back ("it", "the result") or the request gives no such file."""
+    data_args = [a for a in task_type.args if a.is_data and a.name in step["args"]]
+    if not data_args:
+        return step
+    arg = data_args[0]
+    kind = str(arg.kind)
+    source = next((i for i in range(len(produced) - 1, -1, -1)
+                   if kind in produced[i] or (kind == "text" and produced[i] & TEXT_LIKE)),
+                  None)
+    if source is None or clause_facts.files.get(kind) or clause_facts.quotes:
+        return step
+    refers_back = bool(_BACK_REFERENCE.search(clause))
+    if kind == "text" or refers_back or not facts.files.get(kind):
+        linked = {**step["args"], arg.name: f"<GENERATED>-{source}"}
+        return {**step, "dep": [source], "args": linked}
+    return step

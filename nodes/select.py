@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from graph.context import Context, context_of
 from graph.llms import chat_model, describe_llm
+from graph.offline_planner import split_clauses
 from graph.state import Candidate, Selection, State, Subtask
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
 from nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
@@ -30,6 +31,7 @@ from tools.selection import (
     RankedCandidate,
     detect_language,
     explain_unavailable,
+    focus,
     rank_candidates,
 )
 from tools.tasks import get_task_type
@@ -128,8 +130,9 @@ def _query(subtask: Subtask, request: str, language: str | None, context: Contex
         if generated_ref(value) is None and task_type
         and (arg := task_type.arg(name)) is not None and arg.kind == "text"
     )
-    text = f"{task_type.description if task_type else subtask.task} {literal[:300]}"
-    return Query(text=f"{text} | request: {request[:300]}",
+    part = focus(split_clauses(request[:1000]),
+                 task_type.description if task_type else subtask.task)
+    return Query(text=f"{part} {literal[:300]}".strip(),
                  language=detect_language(literal) or language,
                  latency_budget_s=context.latency_budget_s)
 

@@ -34,6 +34,7 @@ __all__ = [
     "backend_order",
     "detect_language",
     "explain_unavailable",
+    "focus",
     "model_cards",
     "rank_candidates",
 ]
@@ -141,6 +142,17 @@ def _embed(texts: list[str]) -> list[list[float]]:
             vectors = minilm().encode(missing, normalize_embeddings=True).tolist()
             _embeddings.update(zip(missing, vectors, strict=True))
         return [_embeddings[t] for t in texts]
+
+
+def focus(clauses: list[str], task_description: str) -> str:
+    """The clause of a request that a subtask of this task type serves (the one closest
+    in meaning to the task's description), so that ranking compares model cards with
+    "tell me the sentiment of the text" rather than with the whole request."""
+    if len(clauses) < 2:
+        return clauses[0] if clauses else ""
+    target, *vectors = _embed([task_description, *clauses])
+    scores = [sum(a * b for a, b in zip(target, v, strict=True)) for v in vectors]
+    return clauses[scores.index(max(scores))]
 
 
 def _language_part(card: ModelCard, language: str | None) -> float:
