@@ -48,7 +48,9 @@ must count one call after the warm calls, the LRU must hold the model under one 
 is checked too, so a failing engine cannot pass for a fast one. A row is ``ok`` when its
 overhead is under the target and reuse is proven, else ``MISS``; the script exits with
 status 1 on any MISS. Timings are wall times: on a small machine shared with other work,
-a busy CPU inflates warm calls and can turn a row into a MISS.
+a busy CPU inflates warm calls and can turn a row into a MISS (torch's intra-op threads
+suffer most: on 2 CPUs with one busy, a MiniLM call went from 10 ms to 500 ms), so the
+header prints the load average.
 
 Usage: ``python benchmarks/models.py [--quick]`` (``--quick``: 3 warm calls per engine
 instead of 9).
@@ -59,6 +61,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import os
 import statistics
 import subprocess
 import sys
@@ -327,8 +330,11 @@ def percent(fraction: float) -> str:
     return f"{fraction:.2%}" if fraction != float("inf") else "n/a"
 
 
-def print_report(shared: list[tuple[str, float]], rows: list[Row], warm_runs: int) -> None:
+def print_report(shared: list[tuple[str, float]], rows: list[Row], warm_runs: int,
+                 busy: float) -> None:
     total = sum(seconds for _, seconds in shared)
+    print(f"{os.cpu_count()} CPUs, load average {busy:.2f} over the minute before the run "
+          "(other work on the CPUs can slow torch's warm calls 50-fold)")
     print(f"shared imports before timing: {total:.2f} s "
           f"({', '.join(f'{name} {seconds:.2f}' for name, seconds in shared)})")
     print(f"cold = first call in this process; warm = median of {warm_runs} further calls "
@@ -351,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="3 warm calls per engine instead of 9")
     options = parser.parse_args(argv)
     warm_runs = 3 if options.quick else 9
+    busy = os.getloadavg()[0]
 
     with (tempfile.TemporaryDirectory(prefix="hugginggpt-models-") as tmp,
           mock.patch.object(local, "_load_uncached", wraps=local._load_uncached) as uncached):
@@ -362,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = [measure(engine, store, warm_runs, loads)
                 for engine in engines(folder, tiny_model, uncached)]
 
-    print_report(shared, rows, warm_runs)
+    print_report(shared, rows, warm_runs, busy)
     misses = [row.engine.name for row in rows if not row.ok]
     verdict = f"misses it on: {', '.join(misses)}" if misses else "meets it on every engine"
     print(f"\ntarget warm / (cold - warm) < {TARGET:.0%} with reuse proven: {verdict}")

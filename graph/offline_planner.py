@@ -20,7 +20,7 @@ from typing import Any
 
 from graph.validation import validate_plan
 from tools.kinds import DATA_KINDS, TEXT_LIKE, generated_ref, is_url, kind_of_literal
-from tools.plan_bank import FILE_RE, QUOTE_RE, BankExample, PlanBank, url_kind
+from tools.plan_bank import FILE_RE, QUOTE_RE, BankExample, PlanBank, unquote_files, url_kind
 from tools.tasks import get_task_type
 
 __all__ = ["CannotPlanOffline", "OfflinePlan", "RequestFacts", "read_request", "adapt",
@@ -77,6 +77,7 @@ def _quotes(text: str) -> list[str]:
 def read_request(request: str, attached: Sequence[str] = ()) -> RequestFacts:
     """Files (attached first, then named in the request, in order), quoted texts, the
     target language, candidate labels, a question and the text to work on."""
+    request = unquote_files(request)
     facts = RequestFacts(quotes=_quotes(request))
     unquoted = QUOTE_RE.sub(" ", request)
     for value in [*attached, *(m.group(0).rstrip(".") for m in FILE_RE.finditer(unquoted))]:

@@ -19,7 +19,7 @@ from typing import Any
 from tools.kinds import is_url, kind_of_literal
 
 __all__ = ["BankExample", "PlanBank", "DEFAULT_BANK", "load_bank", "request_shape",
-           "QUOTE_RE", "FILE_RE", "url_kind"]
+           "QUOTE_RE", "FILE_RE", "url_kind", "unquote_files"]
 
 DEFAULT_BANK = Path(__file__).with_name("plan_bank.jsonl")
 
@@ -28,6 +28,16 @@ QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|«\s*([^»]+?)\s*»|(?<![\w])\
 FILE_RE = re.compile(
     r"(?:https?://\S+?|[\w./-]+\.[A-Za-z0-9]{2,5})(?=[\s,;:!?)'\"]|\.(?:\s|$)|$)")
 """A URL, or a token that looks like a file name with a suffix."""
+
+
+def unquote_files(text: str) -> str:
+    """Drop the quotes around quoted file names and URLs ("'example.jpg'" names a file,
+    it is not a text to work on)."""
+    def keep(match: re.Match[str]) -> str:
+        inner = next(g for g in match.groups() if g).strip()
+        return f" {inner} " if FILE_RE.fullmatch(inner) else match.group(0)
+
+    return QUOTE_RE.sub(keep, text)
 
 
 def url_kind(value: str) -> str:
@@ -41,7 +51,7 @@ def request_shape(request: str) -> str:
     long text after a colon become placeholders. Examples are matched on this shape, so
     that "Translate 'good night' to Spanish" finds "Translate 'hello world' to Italian"
     whatever the quoted words are."""
-    shape = QUOTE_RE.sub(' "TEXT" ', request)
+    shape = QUOTE_RE.sub(' "TEXT" ', unquote_files(request))
     shape = FILE_RE.sub(lambda m: f"{url_kind(m.group(0).rstrip('.')).upper()}_FILE", shape)
     head, colon, tail = shape.partition(": ")
     if colon and len(tail) > 40:
