@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench
+.PHONY: setup demo test lint bench eval
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,10 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/hugginggpt run "Draw a lighthouse at dusk, caption it, translate the caption to French and read it aloud" \
-		--dry-run --plan examples/caption-translate-speak.json --latency-scale 0.2
+	$(BIN)/hugginggpt demo
+
+eval: $(STAMP)
+	$(BIN)/hugginggpt eval evals/labelled.jsonl --output hugginggpt-workspace/eval-report.json
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

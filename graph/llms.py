@@ -20,7 +20,8 @@ __all__ = ["Role", "chat_model", "describe_llm", "NOT_CONFIGURED_HELP"]
 Role = Literal["planner", "selector", "responder"]
 
 NOT_CONFIGURED_HELP = """\
-No LLM is configured, and planning needs one. Configure one of:
+No LLM is configured (the built-in offline planner only handles requests like its
+examples). Configure one of:
   - OpenAI:            export OPENAI_API_KEY=sk-...   (optionally --llm gpt-4o)
   - any OpenAI-compatible server (vLLM, Ollama, TGI, LM Studio):
                        --llm MODEL --llm-base-url http://localhost:11434/v1
