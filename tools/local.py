@@ -134,10 +134,12 @@ class _ModelCache:
                     return entry
             try:
                 entry = _Entry(loader())
-            finally:
+            except BaseException:
                 with self._lock:
                     self._loading.pop(key, None)
-            with self._lock:
+                raise
+            with self._lock:  # cached and no longer loading in one step: no gap to reload in
+                self._loading.pop(key, None)
                 self._entries[key] = entry
                 self._evict()
             return entry
