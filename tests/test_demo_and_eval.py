@@ -50,3 +50,19 @@ def test_eval_of_the_shipped_labelled_set_meets_the_readme_figures(capsys):
     # the regression floor: the README's figures, with a small margin
     assert overall["node"]["f1"] >= 0.75
     assert overall["invalid_rate"] <= 0.15
+
+
+def test_eval_with_the_llm_planner_through_a_server(capsys, tmp_path, llm_server):
+    dataset = tmp_path / "two.jsonl"
+    gold = [{"id": 0, "task": "summarization", "dep": [], "args": {"text": "a long text"}}]
+    dataset.write_text("\n".join(json.dumps({"id": f"s{i}", "request": f"Summarize: text {i}",
+                                             "plan": gold}) for i in range(2)))
+    llm_server.script("planner", {"tool_args": {"subtasks": gold}},
+                      {"content": "I would rather not plan this."})
+    code = main(["eval", str(dataset), "--planner", "llm", "--llm", "scripted",
+                 "--llm-base-url", llm_server.url, "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["planner"] == "llm"
+    assert [r["valid"] for r in report["records"]] == [True, False]
+    assert report["overall"]["node"]["recall"] == 0.5  # the refusal counts as an empty plan
+    assert "PlanParseError" in report["records"][1]["error"]
