@@ -1,10 +1,11 @@
 """Wires the four stages into a graph and compiles it.
 
-    START -> plan -(valid)-> select -(anything to run)-> execute -> respond -> END
+    START -> plan -(valid)-> select -(anything to run)-> approve -> execute -> respond -> END
               |  \\-(invalid, retries left)-> plan
               |   \\-(empty plan: no tools needed)-> respond
               \\-(invalid, no retries left / no LLM / LLM down)-> abort -> END
     select -(no subtask has a model)-> respond
+    approve -(policy satisfied)-> execute, -(plan edited)-> select, -(rejected)-> abort
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from graph.state import InputState, OutputState, State
 from nodes import (
     abort,
     aexecute,
+    approve,
     execute,
     plan,
     respond,
@@ -51,12 +53,13 @@ def build_graph(
     )
     builder.add_node("plan", plan)
     builder.add_node("select", select)
+    builder.add_node("approve", approve, destinations=("execute", "select", "abort"))
     builder.add_node("execute", RunnableCallable(execute, aexecute, name="execute"))
     builder.add_node("respond", respond)
     builder.add_node("abort", abort)
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", route_after_plan, ["select", "respond", "plan", "abort"])
-    builder.add_conditional_edges("select", route_after_select, ["execute", "respond"])
+    builder.add_conditional_edges("select", route_after_select, ["approve", "respond"])
     builder.add_edge("execute", "respond")
     builder.add_edge("respond", END)
     builder.add_edge("abort", END)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
 
 from graph.context import Context, env
 
@@ -55,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("request")
     run.add_argument("--file", action="append", default=[], metavar="PATH_OR_URL",
                      help="attach an input file or URL; repeatable")
+    run.add_argument("--approval", choices=["never", "plan", "risky"],
+                     help="ask a human before running: the plan, or only risky tools")
     run.add_argument("--planner", choices=["auto", "llm", "offline"],
                      help="auto (default): the LLM when configured, else the built-in one")
     run.add_argument("--dry-run", action="store_true",
@@ -83,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     common(run)
 
     resume = sub.add_parser("resume", help="continue a thread from its last checkpoint")
+    decision = resume.add_mutually_exclusive_group()
+    decision.add_argument("--approve", action="store_true", help="approve the pending plan")
+    decision.add_argument("--reject", metavar="REASON", help="reject it, with a reason")
+    decision.add_argument("--plan", metavar="FILE.json", help="replace it with this plan")
     common(resume)
 
     evaluation = sub.add_parser("eval", help="measure the planner on a labelled set")
@@ -145,6 +152,7 @@ def _context(args: argparse.Namespace) -> Context:
         "dry_run_latency_scale": args.latency_scale, "workspace": args.workspace,
         "hf_provider": args.hf_provider, "latency_budget_s": args.latency_budget,
         "allow_private_urls": args.allow_private_urls or None, "planner": args.planner,
+        "approval": args.approval,
     }
     if args.hf_endpoint:
         pairs = [item.partition("=") for item in args.hf_endpoint]
@@ -192,6 +200,7 @@ def document(
         "response": values.get("response", ""),
         "abort_reason": values.get("abort_reason"),
         "plan_errors": values.get("plan_errors") or [],
+        "approvals": [a.model_dump(mode="json") for a in values.get("approvals") or []],
         "planner": values.get("planner", ""),
         "selector": values.get("selector", ""),
         "responder": values.get("responder", ""),
@@ -209,36 +218,86 @@ async def _drive(
     progress = Progress()
     async with aopen_checkpointer(url) as saver:
         compiled = build_graph(checkpointer=saver)
-        if graph_input is None:
+        if graph_input is None or isinstance(graph_input, Command):
             snapshot = await compiled.aget_state(config)
             if not snapshot.values:
                 raise UsageError(f"thread {thread_id!r} has no checkpoint in {url}")
+            if isinstance(graph_input, Command) and not snapshot.interrupts:
+                raise UsageError(f"thread {thread_id!r} is not waiting for an approval")
         interrupted = False
-        try:
-            async for mode, chunk in compiled.astream(
-                graph_input, config, context=context, stream_mode=["updates", "custom"]
-            ):
-                progress.handle(mode, chunk)
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            interrupted = True
-        finally:
+        while True:
+            try:
+                async for mode, chunk in compiled.astream(
+                    graph_input, config, context=context, stream_mode=["updates", "custom"]
+                ):
+                    progress.handle(mode, chunk)
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                interrupted = True
+            snapshot = await compiled.aget_state(config)
+            if interrupted or not snapshot.interrupts or not _interactive(as_json):
+                break
             progress.close()
-        snapshot = await compiled.aget_state(config)
+            graph_input = Command(resume=_ask(snapshot.interrupts[0].value))
+            progress = Progress()
+        progress.close()
     values = dict(snapshot.values)
+    pending = snapshot.interrupts[0].value if snapshot.interrupts else None
     status = "interrupted" if interrupted or snapshot.next else values.get("status", "running")
     if as_json:
-        doc = document(thread_id, values, status, context.workspace)
+        doc = document(thread_id, values, status, context.workspace) | {"interrupt": pending}
         print(json.dumps(doc, indent=2, ensure_ascii=False))
+    elif pending is not None:
+        print(_describe_approval(pending))
     else:
         print(values.get("response") or f"(no response; status {status})")
     used = [f"{role}: {values[role]}" for role in ("planner", "selector", "responder")
             if values.get(role)]
     if used:
         print("; ".join(used), file=sys.stderr)
-    print(f"thread {thread_id}: {status}"
-          + (f" (resume with: hugginggpt resume --thread {thread_id})"
-             if status == "interrupted" else ""), file=sys.stderr)
+    if pending is not None:
+        print(f"thread {thread_id}: waiting for approval; answer with: hugginggpt resume "
+              f"--thread {thread_id} --approve | --reject REASON | --plan EDITED.json",
+              file=sys.stderr)
+    else:
+        print(f"thread {thread_id}: {status}"
+              + (f" (resume with: hugginggpt resume --thread {thread_id})"
+                 if status == "interrupted" else ""), file=sys.stderr)
     return {"completed": EXIT_OK, "aborted": EXIT_ABORTED}.get(status, EXIT_INTERRUPTED)
+
+
+def _interactive(as_json: bool) -> bool:
+    return not as_json and sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _describe_approval(pending: dict[str, Any]) -> str:
+    lines = [f"Approval needed ({pending.get('policy')} policy) for: {pending.get('request')}"]
+    for step in pending.get("plan", []):
+        chosen = pending.get("selections", {}).get(str(step["id"]), {})
+        lines.append(f"  #{step['id']} {step['task']} {json.dumps(step['args'])} "
+                     f"dep={step['dep']} -> {chosen.get('model')} ({chosen.get('backend')})")
+    for risky in pending.get("risky", []):
+        lines.append(f"  risk: #{risky['id']} {risky['model']} is {risky['risk']}")
+    lines += [f"  problem: {p}" for p in pending.get("problems", [])]
+    return "\n".join(lines)
+
+
+def _ask(pending: dict[str, Any]) -> dict[str, Any]:
+    """Ask on the terminal: approve, reject with a reason, or edit (a plan file)."""
+    import getpass
+
+    print(_describe_approval(pending), file=sys.stderr)
+    who = getpass.getuser()
+    while True:
+        choice = input("[a]pprove, [r]eject, [e]dit with a plan file? ").strip().lower()
+        if choice.startswith("a"):
+            return {"action": "approve", "who": who}
+        if choice.startswith("r"):
+            return {"action": "reject", "who": who, "reason": input("reason: ").strip()}
+        if choice.startswith("e"):
+            try:
+                return {"action": "edit", "who": who, "plan": _read_plan(input("plan file: "))}
+            except UsageError as exc:
+                print(exc, file=sys.stderr)
 
 
 def _warm_up() -> None:
@@ -286,7 +345,16 @@ def _resume(args: argparse.Namespace) -> int:
     _load_plugins(saved.get("plugins", []))
     context = Context(**saved["context"])
     url = args.checkpoint_url or saved["checkpoint_url"]
-    return asyncio.run(_drive(None, args.thread, context, url, args.json))
+    import getpass
+
+    who = getpass.getuser()
+    answer: dict[str, Any] | None = (
+        {"action": "approve", "who": who} if args.approve else
+        {"action": "reject", "who": who, "reason": args.reject} if args.reject else
+        {"action": "edit", "who": who, "plan": _read_plan(args.plan)} if args.plan else None
+    )
+    return asyncio.run(_drive(Command(resume=answer) if answer else None,
+                              args.thread, context, url, args.json))
 
 
 def _availability(task: str, model: str) -> dict[str, bool]:

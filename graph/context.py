@@ -77,6 +77,13 @@ class Context:
     plan: list[dict[str, Any]] | None = None
     """A fixed plan (HuggingGPT format) to run instead of asking the planner."""
 
+    approval: Literal["never", "plan", "risky"] = _env_factory(
+        "HUGGINGGPT_APPROVAL", default="never"
+    )
+    """``plan``: a human approves, edits or rejects the plan and models before anything
+    runs; ``risky``: only when a selected tool does more than read (network calls to
+    endpoints, paid providers, writes outside the workspace); ``never``: no approval."""
+
     max_subtasks: int = _env_factory("HUGGINGGPT_MAX_SUBTASKS", default=10, cast=int)
     max_plan_retries: int = _env_factory("HUGGINGGPT_PLAN_RETRIES", default=2, cast=int)
     subtask_timeout_s: float = _env_factory(

@@ -19,7 +19,7 @@ from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
 __all__ = ["Progress"]
 
-_STAGES = ("plan", "select", "execute", "respond", "abort")
+_STAGES = ("plan", "select", "approve", "execute", "respond", "abort")
 _MARKS = {"done": "[green]✓[/]", "failed": "[red]✗[/]", "skipped": "[yellow]↷[/]"}
 
 

@@ -18,6 +18,8 @@ __all__ = [
     "Selection",
     "Attempt",
     "SubtaskResult",
+    "Approval",
+    "append_approvals",
     "InputState",
     "State",
     "OutputState",
@@ -112,6 +114,17 @@ class SubtaskResult(BaseModel):
     latency_s: float = 0.0
 
 
+class Approval(BaseModel):
+    """One human decision on a run: the audit record."""
+
+    policy: Literal["plan", "risky"]
+    action: Literal["approve", "edit", "reject"]
+    who: str
+    at: str
+    """When, as an ISO 8601 UTC timestamp."""
+    detail: str = ""
+
+
 def merge_by_id(current: dict[int, Any] | None, update: dict[int, Any] | None) -> dict[int, Any]:
     """Reducer for maps keyed by subtask id.
 
@@ -122,6 +135,13 @@ def merge_by_id(current: dict[int, Any] | None, update: dict[int, Any] | None) -
     if update is None:
         return {}
     return {**(current or {}), **update}
+
+
+def append_approvals(
+    current: list[Approval] | None, update: list[Approval] | None
+) -> list[Approval]:
+    """Reducer for the audit trail: decisions are appended, never replaced."""
+    return [*(current or []), *(update or [])]
 
 
 def append_turns(current: list[ChatTurn] | None, update: list[ChatTurn] | None) -> list[ChatTurn]:
@@ -156,6 +176,9 @@ class State(InputState):
     responder: str = ""
     status: RunStatus = "running"
     abort_reason: str | None = None
+    approved: bool = False
+    """Whether the approval policy has been satisfied for the current plan."""
+    approvals: Annotated[list[Approval], append_approvals] = Field(default_factory=list)
 
 
 class OutputState(BaseModel):
@@ -171,10 +194,11 @@ class OutputState(BaseModel):
     planner: str = ""
     selector: str = ""
     responder: str = ""
+    approvals: list[Approval] = Field(default_factory=list)
 
 
 STATE_TYPES: tuple[type[BaseModel], ...] = (
-    ChatTurn, Subtask, Candidate, Selection, Attempt, SubtaskResult,
+    ChatTurn, Subtask, Candidate, Selection, Attempt, SubtaskResult, Approval,
     InputState, State, OutputState,
 )
 """Types that checkpoints may deserialize (the msgpack allowlist)."""

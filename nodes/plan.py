@@ -128,7 +128,7 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     update: dict[str, Any] = {"plan_attempts": attempt}
     if attempt == 1:  # a new request on this thread starts from a clean slate
         update |= {"selections": None, "results": None, "status": "running",
-                   "abort_reason": None, "response": ""}
+                   "abort_reason": None, "response": "", "approved": False}
 
     if context.plan is not None:
         items, reply, planner = context.plan, json.dumps(context.plan), "fixed plan"

@@ -194,7 +194,7 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {"selections": selections, "selector": label}
 
 
-def route_after_select(state: State) -> Literal["execute", "respond"]:
+def route_after_select(state: State) -> Literal["approve", "respond"]:
     """Skip execution when no subtask got a model: there is nothing to run."""
     runnable = any(s.model for s in state.selections.values())
-    return "execute" if runnable else "respond"
+    return "approve" if runnable else "respond"

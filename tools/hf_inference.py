@@ -516,7 +516,7 @@ depth-estimation or text2text-generation, so this backend does not offer them.""
 def _register() -> dict[str, Tool]:
     return {
         task: register_tool(fn, task, backend=HF_INFERENCE_BACKEND, available=available,
-                            name=f"{HF_INFERENCE_BACKEND}:{task}")
+                            name=f"{HF_INFERENCE_BACKEND}:{task}", risk="network")
         for task, (fn, method) in _TOOLS.items()
         if callable(getattr(InferenceClient, method, None))
     }
