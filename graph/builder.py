@@ -17,6 +17,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from graph.checkpoint import register_state_types
 from graph.context import Context
 from graph.state import InputState, OutputState, State
 from nodes import (
@@ -67,5 +68,6 @@ def build_graph(
     return compiled.with_config(max_concurrency=MAX_CONCURRENCY)
 
 
+register_state_types()
 graph = build_graph()
 """The graph without a checkpointer, for ``langgraph dev`` and the LangGraph server."""

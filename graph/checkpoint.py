@@ -23,11 +23,28 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from graph.state import STATE_TYPES
 
-__all__ = ["serializer", "open_checkpointer", "aopen_checkpointer", "sqlite_path"]
+__all__ = ["serializer", "register_state_types", "open_checkpointer", "aopen_checkpointer",
+           "sqlite_path"]
 
 
 def serializer() -> JsonPlusSerializer:
     return JsonPlusSerializer(allowed_msgpack_modules=list(STATE_TYPES))
+
+
+def register_state_types() -> None:
+    """Declare this project's state models safe for langgraph's msgpack deserializer.
+
+    Our own checkpointers get :func:`serializer`. The LangGraph server builds its own
+    serializer, and langgraph-api (0.16) passes it no msgpack allowlist from
+    ``langgraph.json`` (langgraph issue #7695), so reading a thread's state there logs
+    "Deserializing unregistered type" for every nested model. These models are plain
+    pydantic data with validation on construction, which is what langgraph's list of
+    safe types holds; adding them there is the one hook the server's serializer sees.
+    """
+    from langgraph.checkpoint.serde import _msgpack
+
+    ours = {(t.__module__, t.__name__) for t in STATE_TYPES}
+    _msgpack.SAFE_MSGPACK_TYPES = _msgpack.SAFE_MSGPACK_TYPES | ours
 
 
 def sqlite_path(url: str) -> Path | None:

@@ -1,4 +1,6 @@
-"""The graph served by a real ``langgraph dev``, driven over ``langgraph_sdk``."""
+"""The graph served by a real ``langgraph dev``, driven over ``langgraph_sdk``: streaming
+stage events, a plan-approval interrupt resumed with an edited plan, the thread's history,
+and the thread surviving a server restart."""
 
 from __future__ import annotations
 
@@ -10,11 +12,17 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+PLAN = [
+    {"id": 0, "task": "text-to-image", "dep": [], "args": {"text": "a boat"}},
+    {"id": 1, "task": "image-to-text", "dep": [0], "args": {"image": "<GENERATED>-0"}},
+    {"id": 2, "task": "summarization", "dep": [], "args": {"text": "a story"}},
+]
 
 
 def _free_port() -> int:
@@ -23,64 +31,108 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class DevServer:
+    """``langgraph dev`` in its own folder (its saved threads live there)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = folder / "server.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        exe = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or \
+            shutil.which("langgraph")
+        if exe is None:
+            pytest.fail("langgraph CLI is not installed: pip install -e '.[dev]'")
+        env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+               "LANGGRAPH_NO_VERSION_CHECK": "1"}
+        with self.log.open("a") as log:
+            self.proc = subprocess.Popen(
+                [exe, "dev", "--no-browser", "--no-reload", "--port", str(self.port),
+                 "--config", str(ROOT / "langgraph.json")],
+                cwd=self.folder, env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"{self.url}/ok", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail("langgraph dev did not start:\n" + self.log.read_text())
+            time.sleep(0.3)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
 @pytest.fixture
-def dev_server(tmp_path: Path):
-    exe = shutil.which("langgraph", path=str(Path(sys.executable).parent)) or shutil.which(
-        "langgraph")
-    if exe is None:
-        pytest.fail("langgraph CLI is not installed: pip install -e '.[dev]'")
-    port = _free_port()
-    log = (tmp_path / "server.log").open("w")
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1"}
-    proc = subprocess.Popen(
-        [exe, "dev", "--no-browser", "--no-reload", "--port", str(port)],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("langgraph dev did not start:\n" + (tmp_path / "server.log").read_text())
-        time.sleep(0.3)
-    yield url, tmp_path / "server.log"
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+def server(tmp_path: Path):
+    dev = DevServer(tmp_path)
+    dev.start()
+    yield dev
+    dev.stop()
 
 
-def test_langgraph_dev_serves_the_graph(dev_server, tmp_path: Path):
+def test_served_graph_with_approval_history_and_restart(server: DevServer, tmp_path: Path):
     from langgraph_sdk import get_client
 
-    url, log = dev_server
-    plan = [
-        {"id": 0, "task": "text-to-image", "dep": [], "args": {"text": "a boat"}},
-        {"id": 1, "task": "image-to-text", "dep": [0], "args": {"image": "<GENERATED>-0"}},
-        {"id": 2, "task": "summarization", "dep": [], "args": {"text": "a story"}},
-    ]
+    context = {"backend": "dry-run", "plan": PLAN, "dry_run_latency_scale": 0.01,
+               "workspace": str(tmp_path / "ws"), "approval": "plan"}
 
-    async def go() -> dict:
-        client = get_client(url=url)
-        assistants = await client.assistants.search(graph_id="hugginggpt")
-        assert assistants, "the graph is not registered"
+    async def first_part() -> tuple[str, list[Any], dict[str, Any]]:
+        client = get_client(url=server.url)
+        assert await client.assistants.search(graph_id="hugginggpt")
         thread = await client.threads.create()
-        return await client.runs.wait(
+        events = [part async for part in client.runs.stream(
             thread["thread_id"], "hugginggpt", input={"request": "draw and caption a boat"},
-            context={"backend": "dry-run", "plan": plan, "dry_run_latency_scale": 0.01,
-                     "workspace": str(tmp_path / "ws")},
-        )
+            context=context, stream_mode=["custom", "updates"])]
+        state = await client.threads.get_state(thread["thread_id"])
+        return thread["thread_id"], events, state
 
-    out = asyncio.run(go())
+    thread_id, events, state = asyncio.run(first_part())
+    stages = [e.data["stage"] for e in events
+              if e.event.startswith("custom") and e.data.get("type") == "stage"]
+    assert stages[:3] == ["plan", "select", "approve"]
+    [pending] = state["interrupts"]
+    assert pending["value"]["policy"] == "plan" and len(pending["value"]["plan"]) == 3
+
+    edited = PLAN[:2]  # drop the summary; keep draw and caption
+
+    async def resume() -> tuple[dict[str, Any], list[Any]]:
+        client = get_client(url=server.url)
+        out = await client.runs.wait(
+            thread_id, "hugginggpt", context=context,
+            command={"resume": {"action": "edit", "plan": edited, "who": "studio-user"}})
+        history = await client.threads.get_history(thread_id, limit=50)
+        return out, history
+
+    out, history = asyncio.run(resume())
     assert out["status"] == "completed"
-    assert {r["status"] for r in out["results"].values()} == {"done"}, [r.get("error") for r in out["results"].values()]
+    assert [s["task"] for s in out["plan"]] == ["text-to-image", "image-to-text"]
+    assert {r["status"] for r in out["results"].values()} == {"done"}
+    assert out["approvals"][0]["action"] == "edit"
+    assert out["approvals"][0]["who"] == "studio-user"
     assert (tmp_path / "ws" / out["results"]["0"]["outputs"]["image"]["path"]).is_file()
-    server_log = log.read_text()
-    assert "unregistered" not in server_log.lower(), server_log[-2000:]
+    assert len(history) >= 5  # a checkpoint per step, newest first
+    assert history[0]["values"]["status"] == "completed"
+
+    server.stop()
+    server.start()  # same folder: the dev server's saved threads are there
+
+    async def after_restart() -> dict[str, Any]:
+        return await get_client(url=server.url).threads.get_state(thread_id)
+
+    again = asyncio.run(after_restart())
+    assert again["values"]["status"] == "completed"
+    assert again["values"]["approvals"][0]["who"] == "studio-user"
+    log = server.log.read_text()
+    assert "unregistered" not in log.lower(), [l for l in log.splitlines() if "nregistered" in l][:3]
