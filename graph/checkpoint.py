@@ -12,7 +12,9 @@ load them without "unregistered type" warnings.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -25,6 +27,13 @@ from graph.state import STATE_TYPES
 
 __all__ = ["serializer", "register_state_types", "open_checkpointer", "aopen_checkpointer",
            "sqlite_path"]
+
+
+_SETUP_LOCK = 0x48474754
+"""Processes starting together run the migrations one at a time. They poll for the lock
+rather than wait in a statement: a waiting statement holds a transaction, and the
+migrations' CREATE INDEX CONCURRENTLY waits for every open transaction (a deadlock)."""
+_TRY_LOCK = "SELECT pg_try_advisory_lock(%s)"
 
 
 def serializer() -> JsonPlusSerializer:
@@ -70,7 +79,7 @@ def _postgres_module(name: str):  # noqa: ANN202 - a module
     except ImportError as exc:
         raise RuntimeError(
             "a postgresql:// checkpoint URL needs the PostgreSQL checkpointer: "
-            "pip install langgraph-checkpoint-postgres"
+            "pip install -e '.[postgres]' (langgraph-checkpoint-postgres and psycopg)"
         ) from exc
 
 
@@ -99,9 +108,14 @@ def open_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
         return
     if url.startswith(("postgres://", "postgresql://")):
         module = _postgres_module("langgraph.checkpoint.postgres")
+        import psycopg
+
         with module.PostgresSaver.from_conn_string(url) as saver:
             saver.serde = serializer()
-            saver.setup()
+            with psycopg.connect(url, autocommit=True) as lock:
+                while not (row := lock.execute(_TRY_LOCK, (_SETUP_LOCK,)).fetchone()) or not row[0]:
+                    time.sleep(0.1)
+                saver.setup()  # the lock is released when this connection closes
             yield saver
         return
     raise _unknown(url)
@@ -123,9 +137,17 @@ async def aopen_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
         return
     if url.startswith(("postgres://", "postgresql://")):
         module = _postgres_module("langgraph.checkpoint.postgres.aio")
+        import psycopg
+
         async with module.AsyncPostgresSaver.from_conn_string(url) as saver:
             saver.serde = serializer()
-            await saver.setup()
+            async with await psycopg.AsyncConnection.connect(url, autocommit=True) as lock:
+                while True:
+                    row = await (await lock.execute(_TRY_LOCK, (_SETUP_LOCK,))).fetchone()
+                    if row and row[0]:
+                        break
+                    await asyncio.sleep(0.1)
+                await saver.setup()  # the lock is released when this connection closes
             yield saver
         return
     raise _unknown(url)
