@@ -145,3 +145,21 @@ def test_cli_resume_with_an_edited_plan_file(capsys, workspace, tmp_path):
     doc = json.loads(capsys.readouterr().out)
     assert code == 0 and [s["task"] for s in doc["plan"]] == ["summarization"]
     assert doc["approvals"][0]["action"] == "edit"
+
+
+def test_terminal_prompt_answers(monkeypatch, tmp_path, capsys):
+    from graph import cli
+
+    pending = {"policy": "plan", "request": "r", "plan": PLAN,
+               "selections": {"0": {"model": "m", "backend": "dry-run"}}, "problems": []}
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps([PLAN[0]]))
+    answers = iter(["x", "a", "r", "too slow", "e", str(tmp_path / "missing.json"), "e",
+                    str(edited)])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    assert cli._ask(pending)["action"] == "approve"  # "x" is asked again
+    assert cli._ask(pending) | {"who": None} == {"action": "reject", "reason": "too slow",
+                                                 "who": None}
+    edit = cli._ask(pending)  # a missing file is reported, then asked again
+    assert edit["action"] == "edit" and edit["plan"] == [PLAN[0]]
+    assert "cannot read the plan file" in capsys.readouterr().err
