@@ -42,6 +42,29 @@ def _worker(url: str, mode: str, workspace: Path, log: Path, threads: list[str])
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+def _subtask(line: str) -> tuple[str, int]:
+    """(thread, subtask id) of a log line: "start PID a3/a 0.4" is subtask 0, "a3/a->b"
+    subtask 1, "a3/c" subtask 2."""
+    name = line.split()[2]
+    thread, step = name.split("/", 1)
+    return thread, {"a": 0, "a->b": 1, "c": 2}[step]
+
+
+def _checkpointed_subtasks(url: str, threads: list[str]) -> set[tuple[str, int]]:
+    """The subtasks whose results are saved in the threads' checkpoints (the pending
+    writes of the interrupted execute step)."""
+    from graph.checkpoint import open_checkpointer
+
+    saved = set()
+    with open_checkpointer(url) as saver:
+        for thread in threads:
+            found = saver.get_tuple({"configurable": {"thread_id": thread}})
+            for _, _, value in (found.pending_writes or []) if found else []:
+                if isinstance(value, dict) and value.get("status") == "done" and "id" in value:
+                    saved.add((thread, int(value["id"])))
+    return saved
+
+
 def test_two_processes_one_killed_the_other_resumes(database, tmp_path):
     log = tmp_path / "calls.log"
     doomed = [f"a{i}" for i in range(10)]
@@ -61,6 +84,9 @@ def test_two_processes_one_killed_the_other_resumes(database, tmp_path):
     a.wait(10)
     finished_before_kill = sum(1 for x in lines() if x.startswith(f"done {a.pid} "))
     assert finished_before_kill < len(doomed)  # it really died mid-run
+    at_kill = len(lines())
+    saved = _checkpointed_subtasks(database, doomed)
+    assert saved  # some of the killed process's subtasks had finished and were saved
 
     assert b.wait(120) == 0, b.stderr.read()
     resumed = _worker(database, "resume", tmp_path / "ws", log, doomed)
@@ -68,10 +94,12 @@ def test_two_processes_one_killed_the_other_resumes(database, tmp_path):
 
     done = {x.split()[2] for x in lines() if x.startswith("done ")}
     assert done == set(doomed) | set(survivor)  # every thread completed
-    ends = Counter(" ".join(x.split()[2:]) for x in lines() if x.startswith("end "))
-    assert len(ends) == 20 * 3 and set(ends.values()) == {1}  # no finished subtask ran twice
-    starts = Counter(" ".join(x.split()[2:]) for x in lines() if x.startswith("start "))
-    assert any(count == 2 for count in starts.values())  # some were cut and run again
+    ends = Counter(_subtask(x) for x in lines() if x.startswith("end "))
+    assert len(ends) == 20 * 3  # every subtask of every thread finished
+    rerun = Counter(_subtask(x) for x in lines()[at_kill:] if x.startswith("start "))
+    assert not saved & set(rerun)  # no subtask saved as finished ran again
+    assert set(rerun) <= {(t, s) for t in doomed for s in range(3)} - saved
+    assert rerun  # the cut ones did run again
 
     from graph import build_graph
     from graph.checkpoint import open_checkpointer
