@@ -134,7 +134,8 @@ def _query(subtask: Subtask, request: str, language: str | None, context: Contex
                  task_type.description if task_type else subtask.task)
     return Query(text=f"{part} {literal[:300]}".strip(),
                  language=detect_language(literal) or language,
-                 latency_budget_s=context.latency_budget_s)
+                 latency_budget_s=context.latency_budget_s,
+                 target_language=subtask.args.get("tgt_lang") or None)
 
 
 def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

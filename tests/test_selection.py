@@ -87,3 +87,12 @@ def test_choices_are_remembered_per_task_and_argument_signature(
     assert out["selections"][0].model == out["selections"][1].model == "t/two"
     if selector_calls == 1:
         assert out["selections"][1].reason.startswith("same choice as subtask 0")
+
+
+def test_translation_candidates_must_write_the_target_language():
+    ranked = rank_candidates("translation", load_catalog(), "dry-run",
+                             Query(language="en", target_language="fr"))
+    models = [c.model for c in ranked]
+    assert "Helsinki-NLP/opus-mt-en-fr" in models
+    assert "Helsinki-NLP/opus-mt-en-de" not in models  # not even as a fallback
+    assert all(c.parts["target"] > 0 for c in ranked)

@@ -11,6 +11,9 @@ a choice can be explained:
 - ``similarity``: 3 * cosine similarity of MiniLM embeddings of the subtask (task type,
   arguments, request) and of the card's description, about -0.5 to 2.5; computed only
   when there are several candidates to tell apart;
+- ``target`` (translation only): +2 when the card lists the target language; a model
+  whose card lists languages without the target is not a candidate at all (an
+  English-to-German model never translates into French, not even as a fallback);
 - ``latency``: with a latency budget B, -2 * (latency - B) / B when the card's expected
   latency exceeds B (at most -4); without a budget, -0.3 * log10(1 + latency).
 
@@ -51,6 +54,8 @@ class Query:
     text: str = ""
     language: str | None = None
     latency_budget_s: float | None = None
+    target_language: str | None = None
+    """For translation: the language the output must be in."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,8 @@ def _score(card: ModelCard | None, query: Query, similarity: float | None) -> di
         "language": _language_part(card, query.language),
         "latency": _latency_part(card, query.latency_budget_s),
     }
+    if query.target_language:  # a model that cannot write the target language is no use
+        parts["target"] = 2 * _language_part(card, query.target_language)
     if similarity is not None:
         parts["similarity"] = 3.0 * similarity
     return {k: round(v, 3) for k, v in parts.items()}
@@ -197,6 +204,8 @@ def rank_candidates(
     runnable = [
         (model, card, backends)
         for model, card in _cards(task, catalog, tools).items()
+        if not (card and query.target_language
+                and _language_part(card, query.target_language) < 0)  # cannot write it
         if (backends := list(dict.fromkeys(
             t.backend for t in tools if t.serves(task, model) and t.can_run(model))))
     ]
