@@ -79,6 +79,11 @@ def test_sigkill_mid_execution_then_resume_runs_unfinished_subtasks_only(tmp_pat
         if proc.poll() is None:
             proc.kill()
     assert "end slow 4" not in lines()
+    with open_checkpointer(f"sqlite:///{tmp_path / 'ws' / 'checkpoints.sqlite'}") as saver:
+        found = saver.get_tuple({"configurable": {"thread_id": "crash-1"}})
+        saved = {value["id"] for _, _, value in (found.pending_writes if found else [])
+                 if isinstance(value, dict) and value.get("status") == "done"}
+    assert saved == {0, 1, 3}  # the premise: the finished subtasks were checkpointed
 
     resumed = subprocess.run(_cli(tmp_path, "resume", "--thread", "crash-1", "--json"),
                              env=env, capture_output=True, text=True, timeout=120)
