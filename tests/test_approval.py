@@ -163,3 +163,11 @@ def test_terminal_prompt_answers(monkeypatch, tmp_path, capsys):
     edit = cli._ask(pending)  # a missing file is reported, then asked again
     assert edit["action"] == "edit" and edit["plan"] == [PLAN[0]]
     assert "cannot read the plan file" in capsys.readouterr().err
+
+
+def test_never_policy_runs_straight_through(compiled, workspace):
+    context = _context(workspace, approval="never")
+    config = _start(compiled, context, thread="never")
+    snapshot = compiled.get_state(config)
+    assert snapshot.interrupts == () and snapshot.values["status"] == "completed"
+    assert snapshot.values["approvals"] == [] and len(snapshot.values["results"]) == 2
