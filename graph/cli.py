@@ -25,6 +25,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from graph.context import Context, env
+from nodes.accounting import usage_totals
 
 __all__ = ["main", "document"]
 
@@ -201,6 +202,8 @@ def document(
         "abort_reason": values.get("abort_reason"),
         "plan_errors": values.get("plan_errors") or [],
         "approvals": [a.model_dump(mode="json") for a in values.get("approvals") or []],
+        "llm_calls": [c.model_dump(mode="json") for c in values.get("llm_calls") or []],
+        "usage": usage_totals(values.get("llm_calls") or []),
         "planner": values.get("planner", ""),
         "selector": values.get("selector", ""),
         "responder": values.get("responder", ""),
@@ -254,6 +257,13 @@ async def _drive(
             if values.get(role)]
     if used:
         print("; ".join(used), file=sys.stderr)
+    if values.get("llm_calls"):
+        totals = usage_totals(values["llm_calls"])
+        roles = ", ".join(f"{role} {n}" for role, n in totals["by_role"].items())
+        print(f"LLM calls: {totals['calls']} ({roles}; {totals['failed']} failed), "
+              f"tokens: {totals['prompt_tokens']} in, "
+              f"{totals['completion_tokens']} out, {totals['latency_s']:.2f}s waiting",
+              file=sys.stderr)
     if pending is not None:
         print(f"thread {thread_id}: waiting for approval; answer with: hugginggpt resume "
               f"--thread {thread_id} --approve | --reject REASON | --plan EDITED.json",

@@ -20,6 +20,8 @@ __all__ = [
     "SubtaskResult",
     "Approval",
     "append_approvals",
+    "LLMCall",
+    "append_calls",
     "InputState",
     "State",
     "OutputState",
@@ -114,6 +116,18 @@ class SubtaskResult(BaseModel):
     latency_s: float = 0.0
 
 
+class LLMCall(BaseModel):
+    """One call to an LLM: who asked, which model, what it cost, how it ended."""
+
+    role: str
+    llm: str
+    ok: bool
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    error: str | None = None
+
+
 class Approval(BaseModel):
     """One human decision on a run: the audit record."""
 
@@ -141,6 +155,11 @@ def append_approvals(
     current: list[Approval] | None, update: list[Approval] | None
 ) -> list[Approval]:
     """Reducer for the audit trail: decisions are appended, never replaced."""
+    return [*(current or []), *(update or [])]
+
+
+def append_calls(current: list[LLMCall] | None, update: list[LLMCall] | None) -> list[LLMCall]:
+    """Reducer for LLM call records: appended in the order nodes report them."""
     return [*(current or []), *(update or [])]
 
 
@@ -179,6 +198,8 @@ class State(InputState):
     approved: bool = False
     """Whether the approval policy has been satisfied for the current plan."""
     approvals: Annotated[list[Approval], append_approvals] = Field(default_factory=list)
+    llm_calls: Annotated[list[LLMCall], append_calls] = Field(default_factory=list)
+    """Every LLM call of the thread (all its requests), for accounting."""
 
 
 class OutputState(BaseModel):
@@ -195,10 +216,11 @@ class OutputState(BaseModel):
     selector: str = ""
     responder: str = ""
     approvals: list[Approval] = Field(default_factory=list)
+    llm_calls: list[LLMCall] = Field(default_factory=list)
 
 
 STATE_TYPES: tuple[type[BaseModel], ...] = (
-    ChatTurn, Subtask, Candidate, Selection, Attempt, SubtaskResult, Approval,
+    ChatTurn, Subtask, Candidate, Selection, Attempt, SubtaskResult, Approval, LLMCall,
     InputState, State, OutputState,
 )
 """Types that checkpoints may deserialize (the msgpack allowlist)."""

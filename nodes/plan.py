@@ -20,8 +20,9 @@ from pydantic import BaseModel, Field
 from graph.context import Context, context_of
 from graph.llms import NOT_CONFIGURED_HELP, chat_model, describe_llm
 from graph.offline_planner import CannotPlanOffline, offline_plan
-from graph.state import State
+from graph.state import LLMCall, State
 from graph.validation import PlanParseError, parse_plan_text, plan_items, validate_plan
+from nodes.accounting import recording
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
 from nodes.prompts import PLANNER_EXAMPLES, PLANNER_REPAIR, PLANNER_SYSTEM, PLANNER_USER
 from tools.errors import LLMNotConfiguredError
@@ -95,9 +96,11 @@ def _reply_text(raw: AIMessage) -> str:
     return str(content)
 
 
-def ask_planner(state: State, context: Context) -> tuple[list[Any], str]:
+def ask_planner(
+    state: State, context: Context, calls: list[LLMCall] | None = None
+) -> tuple[list[Any], str]:
     """Ask the planner LLM once; returns the raw plan items (not yet validated) and the
-    reply text.
+    reply text. The call is recorded in ``calls`` when given.
 
     Raises:
         LLMNotConfiguredError, PlanParseError, or one of ``LLM_CALL_ERRORS``.
@@ -108,7 +111,10 @@ def ask_planner(state: State, context: Context) -> tuple[list[Any], str]:
     structured = llm.with_structured_output(
         PlanReply.model_json_schema(), method=context.structured_output, include_raw=True
     )
-    out = cast(dict[str, Any], structured.invoke(_messages(state, context)))
+    with recording(calls if calls is not None else [], "planner",
+                   describe_llm(context, "planner")) as replies:
+        out = cast(dict[str, Any], structured.invoke(_messages(state, context)))
+        replies.append(out["raw"])
     text = _reply_text(out["raw"])
     if isinstance(out.get("parsed"), (dict, list)):
         with contextlib.suppress(PlanParseError):  # else: the tolerant parser below
@@ -122,7 +128,11 @@ def ask_planner(state: State, context: Context) -> tuple[list[Any], str]:
 
 def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Ask for a plan (or take the fixed one), validate it, and record the outcome."""
-    context = context_of(runtime)
+    calls: list[LLMCall] = []
+    return _plan(state, context_of(runtime), calls) | {"llm_calls": calls}
+
+
+def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any]:
     attempt = state.plan_attempts + 1
     get_stream_writer()({"type": "stage", "stage": "plan", "event": "start", "attempt": attempt})
     update: dict[str, Any] = {"plan_attempts": attempt}
@@ -137,7 +147,7 @@ def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     else:
         planner = f"llm: {describe_llm(context, 'planner')}"
         try:
-            items, reply = ask_planner(state, context)
+            items, reply = ask_planner(state, context, calls)
         except LLMNotConfiguredError as exc:
             return update | _abort(str(exc), planner="none")
         except LLM_CALL_ERRORS as exc:

@@ -16,7 +16,8 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
 from graph.llms import chat_model, describe_llm
-from graph.state import ChatTurn, State
+from graph.state import ChatTurn, LLMCall, State
+from nodes.accounting import recording
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
 from nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
 from tools.artifacts import is_artifact_ref
@@ -77,13 +78,16 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = context_of(runtime)
     get_stream_writer()({"type": "stage", "stage": "respond", "event": "start"})
     responder = f"llm: {describe_llm(context, 'responder')}"
+    calls: list[LLMCall] = []
     try:
         llm = chat_model(context, "responder")
-        reply = llm.invoke([
-            SystemMessage(RESPONDER_SYSTEM),
-            HumanMessage(RESPONDER_USER.format(request=state.request,
-                                               results=results_digest(state))),
-        ])
+        with recording(calls, "responder", describe_llm(context, "responder")) as replies:
+            reply = llm.invoke([
+                SystemMessage(RESPONDER_SYSTEM),
+                HumanMessage(RESPONDER_USER.format(request=state.request,
+                                                   results=results_digest(state))),
+            ])
+            replies.append(reply)
         text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
     except LLMNotConfiguredError:
         responder = "template (no LLM configured)"
@@ -94,6 +98,7 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "response": text,
         "responder": responder,
+        "llm_calls": calls,
         "status": "completed",
         "plan_attempts": 0,
         "history": [ChatTurn(role="user", content=state.request),

@@ -8,7 +8,7 @@ otherwise the ranking decides, and the reason says so.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field, ValidationError
 from graph.context import Context, context_of
 from graph.llms import chat_model, describe_llm
 from graph.offline_planner import split_clauses
-from graph.state import Candidate, Selection, State, Subtask
+from graph.state import Candidate, LLMCall, Selection, State, Subtask
+from nodes.accounting import recording
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
 from nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
 from tools.catalog import DEFAULT_CATALOG, load_catalog
@@ -64,8 +65,10 @@ def _choose(
     request: str,
     context: Context,
     selector: BaseChatModel | None,
+    calls: list[LLMCall],
 ) -> tuple[list[RankedCandidate], str]:
-    """Order the candidates (chosen first) and say why."""
+    """Order the candidates (chosen first) and say why; a selector call is recorded in
+    ``calls``."""
     top = ranked[0]
     if len(ranked) == 1:
         return ranked, f"the only available model for {subtask.task}"
@@ -84,11 +87,14 @@ def _choose(
     )
     try:
         choice = selector.with_structured_output(
-            ModelChoice.model_json_schema(), method=context.structured_output
+            ModelChoice.model_json_schema(), method=context.structured_output,
+            include_raw=True,
         )
-        answer = ModelChoice.model_validate(
-            choice.invoke([SystemMessage(SELECTOR_SYSTEM), HumanMessage(prompt)])
-        )
+        with recording(calls, "selector", describe_llm(context, "selector")) as replies:
+            out = cast(dict[str, Any], choice.invoke(
+                [SystemMessage(SELECTOR_SYSTEM), HumanMessage(prompt)]))
+            replies.append(out["raw"])
+        answer = ModelChoice.model_validate(out.get("parsed"))  # None when unparsable
     except ValidationError as exc:
         return ranked, (f"close call ({ranking}); the selector's answer was unusable "
                         f"({exc.error_count()} problems); took the top-ranked")
@@ -146,6 +152,7 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """
     context = context_of(runtime)
     get_stream_writer()({"type": "stage", "stage": "select", "event": "start"})
+    calls: list[LLMCall] = []  # appended from the pool's threads (list.append is atomic)
     catalog = load_catalog(context.catalog or DEFAULT_CATALOG)
     language = detect_language(state.request)
     try:
@@ -165,7 +172,7 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                     "use --dry-run to simulate it, or another --backend"
                 ),
             )
-        ordered, reason = _choose(subtask, ranked, state.request, context, selector)
+        ordered, reason = _choose(subtask, ranked, state.request, context, selector, calls)
         return Selection(
             subtask_id=subtask.id, task=subtask.task, model=ordered[0].model,
             backend=ordered[0].backend, reason=reason,
@@ -192,7 +199,7 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             })
     label = (f"llm: {describe_llm(context, 'selector')} (asked only on close calls)"
              if selector is not None else "ranking only (no selector LLM)")
-    return {"selections": selections, "selector": label}
+    return {"selections": selections, "selector": label, "llm_calls": calls}
 
 
 def route_after_select(state: State) -> Literal["approve", "respond"]:

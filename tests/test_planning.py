@@ -172,3 +172,24 @@ def test_planner_that_hangs_is_cut_off_by_the_llm_timeout(compiled, make_context
     out = run(compiled, make_context(llm_timeout_s=0.5))
     assert out["status"] == "aborted"
     assert "did not answer in time" in out["abort_reason"]
+
+
+def test_every_llm_call_is_accounted(compiled, make_context, llm_server):
+    bad = {"tool_args": {"subtasks": [{"id": 0, "task": "teleportation", "dep": [], "args": {}}]}}
+    llm_server.script("planner", bad, {"tool_args": VALID})
+    llm_server.script("responder", {"status": 500})
+    out = run(compiled, make_context(backend="dry-run"))
+    calls = out["llm_calls"]
+    assert [(c.role, c.ok) for c in calls] == [
+        ("planner", True), ("planner", True), ("responder", False)]
+    assert all(c.prompt_tokens == 10 and c.completion_tokens == 5 for c in calls[:2])
+    assert calls[0].llm == f"scripted-model @ {llm_server.url}"
+    assert "InternalServerError" in calls[2].error or "500" in calls[2].error
+    assert out["responder"] == "template (responder LLM failed)"
+
+    from nodes.accounting import usage_totals
+
+    totals = usage_totals(calls)
+    assert totals | {"latency_s": 0} == {"calls": 3, "by_role": {"planner": 2, "responder": 1},
+                                         "failed": 1, "prompt_tokens": 20,
+                                         "completion_tokens": 10, "latency_s": 0}
