@@ -347,19 +347,24 @@ def _update(results: list[dict[str, Any]]) -> dict[str, Any]:
     return {"results": {r["id"]: SubtaskResult.model_validate(r) for r in results}}
 
 
+def _start(jobs: list[Job], board: Board, subtask_task: Any) -> list[Any]:
+    """Call the subtask task for every job, in plan order (the same task ids on resume),
+    each posting its result on the board for its dependents when it finishes."""
+    futures = []
+    for job in jobs:
+        future = subtask_task(asdict(job))
+        future.add_done_callback(_post_when_done(board, job))
+        futures.append(future)
+    return futures
+
+
 def execute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Run the plan (sync path)."""
     get_stream_writer()({"type": "stage", "stage": "execute", "event": "start"})
-    context = context_of(runtime)
     board = Board([st.id for st in state.plan])
     try:
-        jobs = _jobs(state, context, board)
-        futures = []
-        for job in jobs:  # plan order: the same task ids on resume
-            future: Any = run_subtask(asdict(job))  # type: ignore[arg-type]
-            future.add_done_callback(_post_when_done(board, job))
-            futures.append(future)
-        return _update([f.result() for f in futures])
+        jobs = _jobs(state, context_of(runtime), board)
+        return _update([f.result() for f in _start(jobs, board, run_subtask)])
     finally:
         board.close()
 
@@ -367,15 +372,9 @@ def execute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 async def aexecute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Run the plan (async path)."""
     get_stream_writer()({"type": "stage", "stage": "execute", "event": "start"})
-    context = context_of(runtime)
     board = Board([st.id for st in state.plan])
     try:
-        jobs = await in_thread(_jobs, state, context, board)  # reads the catalog
-        futures = []
-        for job in jobs:  # plan order: the same task ids on resume
-            future: Any = arun_subtask(asdict(job))  # type: ignore[arg-type]
-            future.add_done_callback(_post_when_done(board, job))
-            futures.append(future)
-        return _update(list(await asyncio.gather(*futures)))
+        jobs = await in_thread(_jobs, state, context_of(runtime), board)  # reads the catalog
+        return _update(list(await asyncio.gather(*_start(jobs, board, arun_subtask))))
     finally:
         board.close()

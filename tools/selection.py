@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from tools.catalog import Catalog, ModelCard
@@ -134,11 +135,14 @@ def detect_language(text: str) -> str | None:
 
 
 _embed_lock = threading.Lock()
-_embeddings: dict[str, list[float]] = {}
+_embeddings: OrderedDict[str, list[float]] = OrderedDict()
+EMBEDDING_CACHE_SIZE = 4096
+"""Texts whose embeddings are kept: card descriptions are few and come back on every run;
+request texts are many, so the least recently used are dropped (a server runs for long)."""
 
 
 def _embed(texts: list[str]) -> list[list[float]]:
-    """Normalised MiniLM embeddings, cached per text for the process."""
+    """Normalised MiniLM embeddings, with the recently used ones cached."""
     from tools.lite import minilm
 
     with _embed_lock:
@@ -146,7 +150,12 @@ def _embed(texts: list[str]) -> list[list[float]]:
         if missing:
             vectors = minilm().encode(missing, normalize_embeddings=True).tolist()
             _embeddings.update(zip(missing, vectors, strict=True))
-        return [_embeddings[t] for t in texts]
+        found = [_embeddings[t] for t in texts]
+        for text in texts:
+            _embeddings.move_to_end(text)
+        while len(_embeddings) > EMBEDDING_CACHE_SIZE:
+            _embeddings.popitem(last=False)
+        return found
 
 
 def focus(clauses: list[str], task_description: str) -> str:
