@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-__all__ = ["Context", "env", "context_of", "StructuredOutputMethod"]
+__all__ = ["Context", "env", "context_of", "settings_of", "StructuredOutputMethod"]
 
 StructuredOutputMethod = Literal["function_calling", "json_schema", "json_mode"]
 
@@ -51,6 +51,20 @@ class Context:
     planner_llm: str | None = _env_factory("HUGGINGGPT_PLANNER_LLM")
     selector_llm: str | None = _env_factory("HUGGINGGPT_SELECTOR_LLM")
     responder_llm: str | None = _env_factory("HUGGINGGPT_RESPONDER_LLM")
+    llm_config: str | None = _env_factory("HUGGINGGPT_LLM_CONFIG")
+    """A TOML or YAML file of endpoints and routing settings (see :mod:`graph.routing`);
+    it replaces ``llm``, ``llm_base_url`` and the per-role LLMs."""
+    llm_endpoints: list[dict[str, Any]] | None = _env_factory(
+        "HUGGINGGPT_LLM_ENDPOINTS", cast=json.loads
+    )
+    """The same endpoints as a list (``HUGGINGGPT_LLM_ENDPOINTS`` as a JSON array)."""
+    llm_routing: Literal["router", "round-robin", "strongest"] | None = _env_factory(
+        "HUGGINGGPT_LLM_ROUTING"
+    )
+    """Override the configured strategy (``router`` by default)."""
+    replay: Any = None
+    """A :class:`graph.replay.Recording`: LLM replies come from it, no endpoint is
+    called (``hugginggpt replay``)."""
     llm_timeout_s: float = _env_factory("HUGGINGGPT_LLM_TIMEOUT", default=60.0, cast=float)
     llm_max_retries: int = _env_factory("HUGGINGGPT_LLM_RETRIES", default=2, cast=int)
     structured_output: StructuredOutputMethod = _env_factory(
@@ -144,6 +158,29 @@ class Context:
         if self.llm_base_url or env("OPENAI_API_KEY"):
             return "gpt-4o-mini"
         return None
+
+
+_NOT_RECORDED = {"replay"}
+
+
+def _redact(value: Any) -> Any:
+    """URLs without ``user:password@`` (settings carry no secrets, but a URL might)."""
+    if isinstance(value, str) and "://" in value and "@" in value.split("://", 1)[1].split("/")[0]:
+        scheme, rest = value.split("://", 1)
+        return f"{scheme}://{rest.split('@', 1)[1]}"
+    if isinstance(value, dict):
+        return {k: _redact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact(v) for v in value]
+    return value
+
+
+def settings_of(context: Context) -> dict[str, Any]:
+    """The run's settings as plain data, for the trace and for a replay of the run.
+
+    Settings hold no keys (those stay in the environment); URLs lose any credentials."""
+    return {f.name: _redact(getattr(context, f.name)) for f in fields(context)
+            if f.name not in _NOT_RECORDED}
 
 
 def context_of(runtime: Any) -> Context:

@@ -99,6 +99,8 @@ class Attempt(BaseModel):
     error: str | None = None
     error_type: str | None = None
     latency_s: float = 0.0
+    at: float = 0.0
+    """When the attempt started (Unix time), for the thread's trace."""
 
 
 class SubtaskResult(BaseModel):
@@ -117,15 +119,39 @@ class SubtaskResult(BaseModel):
 
 
 class LLMCall(BaseModel):
-    """One call to an LLM: who asked, which model, what it cost, how it ended."""
+    """One call to an LLM endpoint: who asked, which endpoint, what it cost, how it
+    ended, and (for the trace and replay) what was asked and answered.
+
+    A call that fails over to another endpoint leaves one record per endpoint tried.
+    """
 
     role: str
     llm: str
+    """The endpoint as shown to people: name (model @ base URL, never credentials)."""
     ok: bool
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
     error: str | None = None
+    endpoint: str = ""
+    tier: int = 0
+    """The endpoint's capability tier (1 small, 2 medium, 3 large)."""
+    need: int = 0
+    """The tier the call needed."""
+    ttft_s: float | None = None
+    """Time to the first streamed token (None when the reply was not streamed)."""
+    cost: float = 0.0
+    at: float = 0.0
+    """When the call started (Unix time)."""
+    turn: int = 0
+    """Which request on the thread the call served (0 for the first)."""
+    attempt: int = 1
+    """1 for the first endpoint tried, 2 for the first fallback, ..."""
+    digest: str = ""
+    """Fingerprint of the prompt (a replay matches replies by it)."""
+    request: list[dict[str, str]] = Field(default_factory=list)
+    reply: dict[str, Any] | None = None
+    replayed: bool = False
 
 
 class Approval(BaseModel):
@@ -199,6 +225,9 @@ class State(InputState):
     """Whether the approval policy has been satisfied for the current plan."""
     approvals: Annotated[list[Approval], append_approvals] = Field(default_factory=list)
     llm_calls: Annotated[list[LLMCall], append_calls] = Field(default_factory=list)
+    """Every LLM call on the thread, oldest first (the trace; ``turn`` says which run)."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """The latest run's settings (``graph.context.settings_of``): a replay reuses them."""
     """Every LLM call of the thread (all its requests), for accounting."""
 
 

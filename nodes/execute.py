@@ -240,7 +240,7 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
         for attempt in range(job.retries + 1):
             emit({"type": "subtask", "id": job.id, "task": job.task, "event": "started",
                   "model": model, "backend": backend, "attempt": len(log) + 1})
-            t0 = time.monotonic()
+            t0, at = time.monotonic(), time.time()
             try:
                 value = await _call_tool(
                     tool.fn, tool.is_async, tool.call_kwargs(args, model, context), job.timeout_s
@@ -250,7 +250,7 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                 transient = isinstance(exc, TRANSIENT_ERRORS)
                 log.append(Attempt(model=model, backend=backend, ok=False,
                                    error=str(exc)[:500], error_type=type(exc).__name__,
-                                   latency_s=round(time.monotonic() - t0, 4)))
+                                   latency_s=round(time.monotonic() - t0, 4), at=at))
                 if transient and attempt < job.retries:
                     delay = job.backoff_s * 2**attempt
                     emit({"type": "subtask", "id": job.id, "task": job.task, "event": "retry",
@@ -262,7 +262,7 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                       "model": model, "error": f"{type(exc).__name__}: {exc}"})
                 break
             log.append(Attempt(model=model, backend=backend, ok=True,
-                               latency_s=round(time.monotonic() - t0, 4)))
+                               latency_s=round(time.monotonic() - t0, 4), at=at))
             latency = round(time.monotonic() - started, 4)
             emit({"type": "subtask", "id": job.id, "task": job.task, "event": "done",
                   "model": model, "latency_s": latency})

@@ -5,6 +5,8 @@ from __future__ import annotations
 import httpx
 import openai
 
+from tools.errors import LLMCallError
+
 __all__ = ["LLM_CALL_ERRORS", "describe_llm_error"]
 
 LLM_CALL_ERRORS: tuple[type[BaseException], ...] = (
@@ -12,6 +14,7 @@ LLM_CALL_ERRORS: tuple[type[BaseException], ...] = (
     httpx.HTTPError,
     TimeoutError,
     ConnectionError,
+    LLMCallError,
 )
 try:
     from huggingface_hub.errors import HfHubHTTPError
@@ -23,6 +26,8 @@ except ImportError:  # pragma: no cover - huggingface_hub ships with langchain-h
 
 def describe_llm_error(exc: BaseException, label: str) -> str:
     """One sentence for the user: what failed, and what to check."""
+    if isinstance(exc, LLMCallError):
+        return f"the LLM {label} failed: {str(exc)[:900]} (check each endpoint and its logs)"
     # a timeout first: openai's APITimeoutError is also an APIConnectionError
     if isinstance(exc, (openai.APITimeoutError, TimeoutError, httpx.TimeoutException)):
         hint = "the endpoint did not answer in time; raise HUGGINGGPT_LLM_TIMEOUT or try later"

@@ -8,21 +8,20 @@ back to the LLM with the problems (the ``plan`` edge loops), at most
 
 from __future__ import annotations
 
-import contextlib
 import json
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from graph.context import Context, context_of
-from graph.llms import NOT_CONFIGURED_HELP, chat_model, describe_llm
+from graph.context import Context, context_of, settings_of
+from graph.llms import NOT_CONFIGURED_HELP, complete, has_llm, reply_text
 from graph.offline_planner import CannotPlanOffline, offline_plan
+from graph.routing import predicted_tokens, tier_needed
 from graph.state import LLMCall, State
-from graph.validation import PlanParseError, parse_plan_text, plan_items, validate_plan
-from nodes.accounting import recording
+from graph.validation import PlanParseError, parse_plan_text, validate_plan
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
 from nodes.prompts import PLANNER_EXAMPLES, PLANNER_REPAIR, PLANNER_SYSTEM, PLANNER_USER
 from tools.errors import LLMNotConfiguredError
@@ -84,41 +83,29 @@ def _messages(state: State, context: Context) -> list[BaseMessage]:
     return messages
 
 
-def _reply_text(raw: AIMessage) -> str:
-    """What the model said, wherever it said it: content, or tool-call arguments."""
-    if raw.tool_calls:
-        return json.dumps(raw.tool_calls[0]["args"])
-    if raw.invalid_tool_calls:
-        return str(raw.invalid_tool_calls[0].get("args") or "")
-    content = raw.content
-    if isinstance(content, list):
-        content = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return str(content)
-
-
 def ask_planner(
     state: State, context: Context, calls: list[LLMCall] | None = None
 ) -> tuple[list[Any], str]:
     """Ask the planner LLM once; returns the raw plan items (not yet validated) and the
     reply text. The call is recorded in ``calls`` when given.
 
+    A repair (the previous plan was rejected) asks for a large model whatever the
+    request: the router then sends it to the strongest endpoint.
+
     Raises:
         LLMNotConfiguredError, PlanParseError, or one of ``LLM_CALL_ERRORS``.
     """
-    llm = chat_model(context, "planner")
     # A JSON schema rather than the pydantic class: every chat model integration takes it,
-    # and the validator below, not pydantic, decides what is wrong with a plan.
-    structured = llm.with_structured_output(
-        PlanReply.model_json_schema(), method=context.structured_output, include_raw=True
+    # and the validator, not pydantic, decides what is wrong with a plan.
+    raw = complete(
+        context, "planner", _messages(state, context),
+        calls=calls if calls is not None else [],
+        need=tier_needed("planner", request=state.request, files=state.files,
+                         attempt=state.plan_attempts + 1),
+        tokens=predicted_tokens("planner", request=state.request),
+        schema=PlanReply.model_json_schema(), turn=len(state.history) // 2,
     )
-    with recording(calls if calls is not None else [], "planner",
-                   describe_llm(context, "planner")) as replies:
-        out = cast(dict[str, Any], structured.invoke(_messages(state, context)))
-        replies.append(out["raw"])
-    text = _reply_text(out["raw"])
-    if isinstance(out.get("parsed"), (dict, list)):
-        with contextlib.suppress(PlanParseError):  # else: the tolerant parser below
-            return plan_items(out["parsed"]), text
+    text = reply_text(raw)
     try:
         return parse_plan_text(text), text
     except PlanParseError as exc:
@@ -138,21 +125,24 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
     update: dict[str, Any] = {"plan_attempts": attempt}
     if attempt == 1:  # a new request on this thread starts from a clean slate
         update |= {"selections": None, "results": None, "status": "running",
-                   "abort_reason": None, "response": "", "approved": False}
+                   "abort_reason": None, "response": "", "approved": False,
+                   "settings": settings_of(context)}
 
     if context.plan is not None:
         items, reply, planner = context.plan, json.dumps(context.plan), "fixed plan"
     elif not _uses_llm(context):
         return update | _plan_offline(state, context)
     else:
-        planner = f"llm: {describe_llm(context, 'planner')}"
+        planner = "llm"
         try:
             items, reply = ask_planner(state, context, calls)
+            planner = f"llm: {calls[-1].llm}"
         except LLMNotConfiguredError as exc:
             return update | _abort(str(exc), planner="none")
         except LLM_CALL_ERRORS as exc:
             return update | _abort(describe_llm_error(exc, "planner"), planner=planner)
         except PlanParseError as exc:
+            planner = f"llm: {calls[-1].llm}" if calls else planner
             return update | _rejected(state, context, attempt, [str(exc)], exc.reply, planner)
 
     subtasks, problems = validate_plan(items, max_subtasks=context.max_subtasks)
@@ -170,7 +160,7 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
 def _uses_llm(context: Context) -> bool:
     """``auto`` plans with the LLM when one is configured, else offline."""
     if context.planner == "auto":
-        return context.role_llm("planner") is not None
+        return has_llm(context, "planner")
     return context.planner == "llm"
 
 

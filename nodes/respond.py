@@ -15,9 +15,9 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
-from graph.llms import chat_model, describe_llm
+from graph.llms import complete, reply_text
+from graph.routing import predicted_tokens, tier_needed
 from graph.state import ChatTurn, LLMCall, State
-from nodes.accounting import recording
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
 from nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
 from tools.artifacts import is_artifact_ref
@@ -77,18 +77,21 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Write the answer and mark the run completed."""
     context = context_of(runtime)
     get_stream_writer()({"type": "stage", "stage": "respond", "event": "start"})
-    responder = f"llm: {describe_llm(context, 'responder')}"
     calls: list[LLMCall] = []
+    failures = sum(r.status != "done" for r in state.results.values())
     try:
-        llm = chat_model(context, "responder")
-        with recording(calls, "responder", describe_llm(context, "responder")) as replies:
-            reply = llm.invoke([
-                SystemMessage(RESPONDER_SYSTEM),
-                HumanMessage(RESPONDER_USER.format(request=state.request,
-                                                   results=results_digest(state))),
-            ])
-            replies.append(reply)
-        text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+        reply = complete(
+            context, "responder",
+            [SystemMessage(RESPONDER_SYSTEM),
+             HumanMessage(RESPONDER_USER.format(request=state.request,
+                                                results=results_digest(state)))],
+            calls=calls,
+            need=tier_needed("responder", plan_size=len(state.plan), failures=failures),
+            tokens=predicted_tokens("responder", plan_size=len(state.plan)),
+            turn=len(state.history) // 2,
+        )
+        text = reply_text(reply)
+        responder = f"llm: {calls[-1].llm}"
     except LLMNotConfiguredError:
         responder = "template (no LLM configured)"
         text = template_response(state, "No responder LLM is configured; these are the results.")

@@ -7,20 +7,19 @@ otherwise the ranking decides, and the reason says so.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables.config import ContextThreadPoolExecutor
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, ValidationError
 
 from graph.context import Context, context_of
-from graph.llms import chat_model, describe_llm
+from graph.llms import complete, describe_llm, has_llm, reply_text
 from graph.offline_planner import split_clauses
+from graph.routing import predicted_tokens, tier_needed
 from graph.state import Candidate, LLMCall, Selection, State, Subtask
-from nodes.accounting import recording
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
 from nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
 from tools.catalog import DEFAULT_CATALOG, load_catalog
@@ -38,6 +37,9 @@ from tools.selection import (
 from tools.tasks import get_task_type
 
 __all__ = ["select", "route_after_select", "ModelChoice"]
+
+
+_SELECTOR_ERRORS: tuple[type[BaseException], ...] = (*LLM_CALL_ERRORS, LLMNotConfiguredError)
 
 
 class ModelChoice(BaseModel):
@@ -62,9 +64,9 @@ def _describe(candidate: RankedCandidate) -> str:
 def _choose(
     subtask: Subtask,
     ranked: list[RankedCandidate],
-    request: str,
+    state: State,
     context: Context,
-    selector: BaseChatModel | None,
+    use_llm: bool,
     calls: list[LLMCall],
 ) -> tuple[list[RankedCandidate], str]:
     """Order the candidates (chosen first) and say why; a selector call is recorded in
@@ -79,26 +81,23 @@ def _choose(
     if len(close) < 2:
         parts = ", ".join(f"{k} {v:+.2f}" for k, v in top.parts.items())
         return ranked, f"top-ranked on {top.backend} ({ranking}; {parts or 'no model card'})"
-    if selector is None:
+    if not use_llm:
         return ranked, f"close call ({ranking}); no selector LLM configured, took the top-ranked"
     prompt = SELECTOR_USER.format(
-        request=request, id=subtask.id, task=subtask.task, args=subtask.args,
+        request=state.request, id=subtask.id, task=subtask.task, args=subtask.args,
         candidates="\n".join(_describe(c) for c in close),
     )
     try:
-        choice = selector.with_structured_output(
-            ModelChoice.model_json_schema(), method=context.structured_output,
-            include_raw=True,
+        raw = complete(
+            context, "selector", [SystemMessage(SELECTOR_SYSTEM), HumanMessage(prompt)],
+            calls=calls, need=tier_needed("selector"), tokens=predicted_tokens("selector"),
+            schema=ModelChoice.model_json_schema(), turn=len(state.history) // 2,
         )
-        with recording(calls, "selector", describe_llm(context, "selector")) as replies:
-            out = cast(dict[str, Any], choice.invoke(
-                [SystemMessage(SELECTOR_SYSTEM), HumanMessage(prompt)]))
-            replies.append(out["raw"])
-        answer = ModelChoice.model_validate(out.get("parsed"))  # None when unparsable
+        answer = ModelChoice.model_validate_json(_json_object(reply_text(raw)))
     except ValidationError as exc:
         return ranked, (f"close call ({ranking}); the selector's answer was unusable "
                         f"({exc.error_count()} problems); took the top-ranked")
-    except LLM_CALL_ERRORS as exc:
+    except _SELECTOR_ERRORS as exc:
         failure = describe_llm_error(exc, "selector")
         return ranked, f"close call ({ranking}); {failure}; took the top-ranked"
     picked = next((c for c in close if c.model == answer.model), None)
@@ -109,6 +108,12 @@ def _choose(
     return reordered, (
         f"chosen by the selector LLM among {len(close)} close candidates: {answer.reason}"
     )
+
+
+def _json_object(text: str) -> str:
+    """The JSON object in a reply that may wrap it in prose or a code fence."""
+    start, end = text.find("{"), text.rfind("}")
+    return text[start:end + 1] if 0 <= start < end else text
 
 
 def signature(subtask: Subtask) -> tuple[Any, ...]:
@@ -155,10 +160,7 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     calls: list[LLMCall] = []  # appended from the pool's threads (list.append is atomic)
     catalog = load_catalog(context.catalog or DEFAULT_CATALOG)
     language = detect_language(state.request)
-    try:
-        selector: BaseChatModel | None = chat_model(context, "selector")
-    except LLMNotConfiguredError:
-        selector = None
+    use_llm = has_llm(context, "selector")
 
     def select_one(subtask: Subtask) -> Selection:
         query = _query(subtask, state.request, language, context)
@@ -172,7 +174,7 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                     "use --dry-run to simulate it, or another --backend"
                 ),
             )
-        ordered, reason = _choose(subtask, ranked, state.request, context, selector, calls)
+        ordered, reason = _choose(subtask, ranked, state, context, use_llm, calls)
         return Selection(
             subtask_id=subtask.id, task=subtask.task, model=ordered[0].model,
             backend=ordered[0].backend, reason=reason,
@@ -187,7 +189,8 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         with run_settings(context.backend_settings()):  # availability may depend on them
             return select_one(subtask)
 
-    with ThreadPoolExecutor(max_workers=min(8, max(1, len(groups)))) as pool:
+    # the context-copying pool keeps the caller's tracing (LangSmith) in the threads
+    with ContextThreadPoolExecutor(max_workers=min(8, max(1, len(groups)))) as pool:
         chosen = list(pool.map(select_in_run, [members[0] for members in groups.values()]))
     selections: dict[int, Selection] = {}
     for selection, members in zip(chosen, groups.values(), strict=True):
@@ -198,7 +201,7 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "reason": f"same choice as subtask {selection.subtask_id}: {selection.reason}",
             })
     label = (f"llm: {describe_llm(context, 'selector')} (asked only on close calls)"
-             if selector is not None else "ranking only (no selector LLM)")
+             if use_llm else "ranking only (no selector LLM)")
     return {"selections": selections, "selector": label, "llm_calls": calls}
 
 

@@ -191,5 +191,7 @@ def test_every_llm_call_is_accounted(compiled, make_context, llm_server):
 
     totals = usage_totals(calls)
     assert totals | {"latency_s": 0} == {"calls": 3, "by_role": {"planner": 2, "responder": 1},
+                                         "by_endpoint": {calls[0].llm: 3},
                                          "failed": 1, "prompt_tokens": 20,
-                                         "completion_tokens": 10, "latency_s": 0}
+                                         "completion_tokens": 10, "cost": 0.0,
+                                         "latency_s": 0}
