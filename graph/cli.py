@@ -1,7 +1,9 @@
-"""The ``hugginggpt`` command: run a request, resume a thread.
+"""The ``hugginggpt`` command: run a request, resume, trace or replay a thread.
 
     hugginggpt run "REQUEST" [--file PATH ...] [--thread ID] [--json] [--dry-run --plan FILE]
     hugginggpt resume --thread ID [--json]
+    hugginggpt trace --thread ID [--full | --json]
+    hugginggpt replay --thread ID [--json]
 
 Progress goes to stderr; the answer (or, with ``--json``, one JSON document) to stdout.
 The settings of a run are saved beside its checkpoints
@@ -19,7 +21,7 @@ import json
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
@@ -72,6 +74,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--planner-llm")
     run.add_argument("--selector-llm")
     run.add_argument("--responder-llm")
+    run.add_argument("--llm-config", metavar="FILE",
+                     help="several LLM endpoints with tiers, routed per call (TOML or YAML)")
+    run.add_argument("--llm-routing", choices=["router", "round-robin", "strongest"],
+                     help="how calls are spread over the endpoints (default: router)")
     run.add_argument("--hf-endpoint", action="append", default=[], metavar="MODEL=URL",
                      help="hf-inference: serve MODEL from this Inference Endpoint or TGI URL")
     run.add_argument("--hf-provider", help="hf-inference: the Inference Provider to use")
@@ -93,11 +99,21 @@ def _parser() -> argparse.ArgumentParser:
     decision.add_argument("--plan", metavar="FILE.json", help="replace it with this plan")
     common(resume)
 
+    trace = sub.add_parser("trace", help="show a thread's runs: LLM calls, tool calls, "
+                                         "why each stopped")
+    trace.add_argument("--full", action="store_true", help="whole prompts and replies")
+    common(trace)
+
+    replay = sub.add_parser("replay", help="re-run a thread's latest run with its recorded "
+                                           "LLM replies (no LLM is called)")
+    common(replay)
+
     evaluation = sub.add_parser("eval", help="measure the planner on a labelled set")
     evaluation.add_argument("dataset", help="JSON lines: this project's plans or TaskBench's")
     evaluation.add_argument("--planner", choices=["offline", "llm"], default="offline")
     evaluation.add_argument("--llm", help="the planner LLM: MODEL or hf:REPO_OR_URL")
     evaluation.add_argument("--llm-base-url")
+    evaluation.add_argument("--llm-config", metavar="FILE", help="several routed endpoints")
     evaluation.add_argument("--limit", type=int, help="only the first N samples")
     evaluation.add_argument("--max-subtasks", type=int, default=10)
     evaluation.add_argument("--output", help="write the JSON report here")
@@ -153,7 +169,8 @@ def _context(args: argparse.Namespace) -> Context:
         "dry_run_latency_scale": args.latency_scale, "workspace": args.workspace,
         "hf_provider": args.hf_provider, "latency_budget_s": args.latency_budget,
         "allow_private_urls": args.allow_private_urls or None, "planner": args.planner,
-        "approval": args.approval,
+        "approval": args.approval, "llm_config": args.llm_config,
+        "llm_routing": args.llm_routing,
     }
     if args.hf_endpoint:
         pairs = [item.partition("=") for item in args.hf_endpoint]
@@ -164,7 +181,19 @@ def _context(args: argparse.Namespace) -> Context:
         overrides["backend"] = "dry-run"
     if args.plan:
         overrides["plan"] = _read_plan(args.plan)
-    return Context(**{k: v for k, v in overrides.items() if v is not None})
+    return _checked(Context(**{k: v for k, v in overrides.items() if v is not None}))
+
+
+def _checked(context: Context) -> Context:
+    """The context, once its LLM configuration is known to be valid."""
+    from graph.llms import routing_config
+    from graph.routing import ConfigError
+
+    try:
+        routing_config(context)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    return context
 
 
 def _files(paths: list[str]) -> list[str]:
@@ -202,7 +231,9 @@ def document(
         "abort_reason": values.get("abort_reason"),
         "plan_errors": values.get("plan_errors") or [],
         "approvals": [a.model_dump(mode="json") for a in values.get("approvals") or []],
-        "llm_calls": [c.model_dump(mode="json") for c in values.get("llm_calls") or []],
+        # prompts and replies are in the trace (hugginggpt trace --json)
+        "llm_calls": [c.model_dump(mode="json", exclude={"request", "reply"})
+                      for c in values.get("llm_calls") or []],
         "usage": usage_totals(values.get("llm_calls") or []),
         "planner": values.get("planner", ""),
         "selector": values.get("selector", ""),
@@ -258,12 +289,7 @@ async def _drive(
     if used:
         print("; ".join(used), file=sys.stderr)
     if values.get("llm_calls"):
-        totals = usage_totals(values["llm_calls"])
-        roles = ", ".join(f"{role} {n}" for role, n in totals["by_role"].items())
-        print(f"LLM calls: {totals['calls']} ({roles}; {totals['failed']} failed), "
-              f"tokens: {totals['prompt_tokens']} in, "
-              f"{totals['completion_tokens']} out, {totals['latency_s']:.2f}s waiting",
-              file=sys.stderr)
+        print(_usage_line(values["llm_calls"]), file=sys.stderr)
     if pending is not None:
         print(f"thread {thread_id}: waiting for approval; answer with: hugginggpt resume "
               f"--thread {thread_id} --approve | --reject REASON | --plan EDITED.json",
@@ -273,6 +299,16 @@ async def _drive(
               + (f" (resume with: hugginggpt resume --thread {thread_id})"
                  if status == "interrupted" else ""), file=sys.stderr)
     return {"completed": EXIT_OK, "aborted": EXIT_ABORTED}.get(status, EXIT_INTERRUPTED)
+
+
+def _usage_line(calls: list[Any]) -> str:
+    totals = usage_totals(calls)
+    roles = ", ".join(f"{role} {n}" for role, n in totals["by_role"].items())
+    endpoints = ", ".join(f"{name} {n}" for name, n in totals["by_endpoint"].items())
+    cost = f", estimated cost {totals['cost']:.6f}" if totals["cost"] else ""
+    return (f"LLM calls: {totals['calls']} ({roles}; {totals['failed']} failed; "
+            f"endpoints: {endpoints}), tokens: {totals['prompt_tokens']} in, "
+            f"{totals['completion_tokens']} out{cost}, {totals['latency_s']:.2f}s waiting")
 
 
 def _interactive(as_json: bool) -> bool:
@@ -320,14 +356,14 @@ def _warm_up() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from graph.llms import NOT_CONFIGURED_HELP
+    from graph.llms import NOT_CONFIGURED_HELP, has_llm
 
     if not args.request.strip():
         raise UsageError("the request is empty: say what you want done")
     context = _context(args)
     # an absolute workspace, so that resume works from any folder
     context = dataclasses.replace(context, workspace=str(Path(context.workspace).resolve()))
-    if context.plan is None and context.planner == "llm" and context.role_llm("planner") is None:
+    if context.plan is None and context.planner == "llm" and not has_llm(context, "planner"):
         raise UsageError(NOT_CONFIGURED_HELP)
     thread_id = args.thread or uuid.uuid4().hex[:12]
     url = args.checkpoint_url or f"sqlite:///{context.workspace}/checkpoints.sqlite"
@@ -341,20 +377,26 @@ def _run(args: argparse.Namespace) -> int:
     return asyncio.run(_drive(graph_input, thread_id, context, url, args.json))
 
 
-def _resume(args: argparse.Namespace) -> int:
+def _saved(args: argparse.Namespace) -> tuple[Context, str]:
+    """The settings and checkpoint URL a thread's run was started with."""
     if not args.thread:
-        raise UsageError("resume needs --thread ID")
+        raise UsageError(f"{args.command} needs --thread ID")
     workspace = args.workspace or Context().workspace
     settings_file = _settings_path(workspace, args.thread)
     if not settings_file.is_file():
+        if args.checkpoint_url:  # e.g. a thread of the server, traced from its database
+            return Context(workspace=str(Path(workspace).resolve())), args.checkpoint_url
         raise UsageError(
             f"no saved settings for thread {args.thread!r} in {Path(workspace).resolve()}: "
-            "pass the --workspace the run used"
+            "pass the --workspace the run used (or its --checkpoint-url)"
         )
     saved = json.loads(settings_file.read_text())
     _load_plugins(saved.get("plugins", []))
-    context = Context(**saved["context"])
-    url = args.checkpoint_url or saved["checkpoint_url"]
+    return Context(**saved["context"]), args.checkpoint_url or saved["checkpoint_url"]
+
+
+def _resume(args: argparse.Namespace) -> int:
+    context, url = _saved(args)
     import getpass
 
     who = getpass.getuser()
@@ -365,6 +407,67 @@ def _resume(args: argparse.Namespace) -> int:
     )
     return asyncio.run(_drive(Command(resume=answer) if answer else None,
                               args.thread, context, url, args.json))
+
+
+async def _trace(args: argparse.Namespace) -> int:
+    from graph.builder import build_graph
+    from graph.checkpoint import aopen_checkpointer
+    from graph.trace import render, thread_runs
+
+    _, url = _saved(args)
+    async with aopen_checkpointer(url) as saver:
+        compiled = build_graph(checkpointer=saver)
+        runs = await thread_runs(compiled, {"configurable": {"thread_id": args.thread}})
+    if not runs:
+        raise UsageError(f"thread {args.thread!r} has no checkpoint in {url}")
+    if args.json:
+        print(json.dumps({"thread_id": args.thread, "runs": runs}, indent=2,
+                         ensure_ascii=False, default=str))
+    else:
+        print(render(args.thread, runs, full=args.full))
+    return EXIT_OK
+
+
+async def _replay(args: argparse.Namespace) -> int:
+    from graph.builder import build_graph
+    from graph.checkpoint import aopen_checkpointer
+    from graph.replay import differences, replay_setup
+
+    _, url = _saved(args)
+    source: RunnableConfig = {"configurable": {"thread_id": args.thread}}
+    target_id = f"{args.thread}-replay-{uuid.uuid4().hex[:6]}"
+    target: RunnableConfig = {"configurable": {"thread_id": target_id}, "recursion_limit": 50}
+    async with aopen_checkpointer(url) as saver:
+        compiled = build_graph(checkpointer=saver)
+        recorded = dict((await compiled.aget_state(source)).values)
+        if not recorded:
+            raise UsageError(f"thread {args.thread!r} has no checkpoint in {url}")
+        try:
+            graph_input, context, recording = replay_setup(recorded)
+        except ValueError as exc:
+            raise UsageError(f"cannot replay thread {args.thread!r}: {exc}") from exc
+        await compiled.ainvoke(cast(Any, graph_input), target, context=context)
+        replayed = dict((await compiled.aget_state(target)).values)
+    found = differences(recorded, replayed)
+    if args.json:
+        print(json.dumps({"thread_id": args.thread, "replay_thread_id": target_id,
+                          "same": not found, "differences": found,
+                          "divergences": recording.divergences,
+                          "unused_recorded_calls": recording.unused,
+                          "status": replayed.get("status"),
+                          "response": replayed.get("response")}, indent=2,
+                         ensure_ascii=False))
+    else:
+        print(replayed.get("response") or f"(no response; status {replayed.get('status')})")
+    print(f"replayed thread {args.thread} as {target_id} with "
+          f"{len(recording.calls)} recorded LLM call(s), no LLM called", file=sys.stderr)
+    for note in [*recording.divergences, *found]:
+        print(f"  differs: {note}", file=sys.stderr)
+    if recording.unused:
+        print(f"  {recording.unused} recorded call(s) were not asked for", file=sys.stderr)
+    print("  same plan, selections and response as recorded" if not found else
+          f"  {len(found)} difference(s) from the recording", file=sys.stderr)
+    return EXIT_OK if not found else EXIT_ABORTED
 
 
 def _availability(task: str, model: str) -> dict[str, bool]:
@@ -430,15 +533,16 @@ def _evaluate(args: argparse.Namespace) -> int:
         samples = read_samples(args.dataset, limit=args.limit)
     except (OSError, DatasetError) as exc:
         raise UsageError(f"cannot read {args.dataset}: {exc}") from exc
-    overrides = {"llm": args.llm, "llm_base_url": args.llm_base_url}
-    context = Context(max_subtasks=args.max_subtasks,
-                      **{k: v for k, v in overrides.items() if v is not None})
+    overrides = {"llm": args.llm, "llm_base_url": args.llm_base_url,
+                 "llm_config": args.llm_config}
+    context = _checked(Context(max_subtasks=args.max_subtasks,
+                               **{k: v for k, v in overrides.items() if v is not None}))
     if args.planner == "llm":
-        from graph.llms import NOT_CONFIGURED_HELP
+        from graph.llms import NOT_CONFIGURED_HELP, has_llm
         from graph.state import State
         from nodes.plan import ask_planner
 
-        if context.role_llm("planner") is None:
+        if not has_llm(context, "planner"):
             raise UsageError(NOT_CONFIGURED_HELP)
 
         def planner(sample: Sample) -> list[dict[str, Any]]:
@@ -474,6 +578,10 @@ def main(argv: list[str] | None = None) -> int:
             from graph.demo import run_demo
 
             return run_demo(Path(args.workspace or Context().workspace).resolve())
+        if args.command == "trace":
+            return asyncio.run(_trace(args))
+        if args.command == "replay":
+            return asyncio.run(_replay(args))
         return _run(args) if args.command == "run" else _resume(args)
     except UsageError as exc:
         print(f"hugginggpt: {exc}", file=sys.stderr)

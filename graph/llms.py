@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from dataclasses import replace
 from functools import lru_cache
@@ -47,6 +48,7 @@ __all__ = [
     "routing_config",
     "describe_llm",
     "request_digest",
+    "stable_text",
     "reply_text",
     "NOT_CONFIGURED_HELP",
 ]
@@ -248,9 +250,20 @@ def _request(messages: list[BaseMessage]) -> list[dict[str, str]]:
             for m in messages]
 
 
+_VOLATILE = re.compile(r"\b\d+(?:\.\d+)?s\b|artifacts/[^/\s]+/")
+
+
+def stable_text(text: str) -> str:
+    """Text with what differs between two runs of the same thing masked: timings
+    ("0.42s") and the thread's artifact folder."""
+    return _VOLATILE.sub(lambda m: "artifacts/*/" if m.group(0).startswith("a") else "#s",
+                         text)
+
+
 def request_digest(role: str, messages: list[BaseMessage]) -> str:
-    """A fingerprint of a call's prompt: a replay matches recorded replies by it."""
-    body = json.dumps([role, [(m.type, _text(m.content)) for m in messages]])
+    """A fingerprint of a call's prompt: a replay matches recorded replies by it (with
+    timings and the artifact folder masked, so a replay's prompt matches its original)."""
+    body = json.dumps([role, [(m.type, stable_text(_text(m.content))) for m in messages]])
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 

@@ -58,6 +58,16 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFa
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
+@pytest.fixture(autouse=True)
+def fresh_router() -> Iterator[None]:
+    """Each test starts from the routing priors (the router is per process)."""
+    from graph.routing import ROUTER
+
+    ROUTER.reset()
+    yield
+    ROUTER.reset()
+
+
 @pytest.fixture
 def llm_server() -> Iterator[ScriptedLLMServer]:
     server = ScriptedLLMServer().start()

@@ -1,0 +1,423 @@
+"""Routing across several LLM endpoints: real HTTP to several local OpenAI-compatible
+servers with their own latency, speed and failures; the configuration file; the policy
+on its own."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graph.context import Context
+from graph.llms import routing_config
+from graph.routing import (
+    ROUTER,
+    ConfigError,
+    Endpoint,
+    Router,
+    RoutingConfig,
+    load_config,
+    parse_config,
+    tier_needed,
+)
+from tests.conftest import run
+from tests.llm_server import ScriptedLLMServer
+
+PLAN = {"subtasks": [
+    {"id": 0, "task": "summarization", "dep": [], "args": {"text": "Some long text."}},
+    {"id": 1, "task": "translation", "dep": [0], "args": {"text": "<GENERATED>-0",
+                                                          "tgt_lang": "fr"}},
+]}
+TWO_STEPS = "Summarize this text and then translate the summary into French"
+
+
+@pytest.fixture
+def servers() -> Iterator[Callable[..., ScriptedLLMServer]]:
+    """Start local OpenAI-compatible servers with the given character."""
+    started: list[ScriptedLLMServer] = []
+
+    def start(**character: Any) -> ScriptedLLMServer:
+        server = ScriptedLLMServer(**character).start()
+        server.defaults["planner"] = {"tool_args": PLAN, "tokens": 20}
+        server.defaults["responder"] = {"content": "Done: a summary, in French.", "tokens": 8}
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def _toml(path: Path, endpoints: list[dict[str, Any]], **routing: Any) -> str:
+    def value(v: Any) -> str:
+        if isinstance(v, str):
+            return f'"{v}"'
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        return str(v)
+
+    lines = ["[routing]", *(f"{k} = {value(v)}" for k, v in routing.items())]
+    for endpoint in endpoints:
+        lines += ["", "[[endpoints]]", *(f"{k} = {value(v)}" for k, v in endpoint.items())]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def _served(out: dict[str, Any], role: str) -> list[str]:
+    return [c.endpoint for c in out["llm_calls"] if c.role == role and c.ok]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# ------------------------------------------------------------------ real servers
+
+def test_planning_goes_to_the_capable_endpoint_and_easy_calls_to_the_fast_one(
+        compiled, make_context, servers, tmp_path):
+    fast = servers(ttft_s=0.0, tokens_per_s=400)
+    strong = servers(ttft_s=0.15, tokens_per_s=60)
+    config = _toml(tmp_path / "llms.toml", [
+        {"name": "strong", "model": "big", "base_url": strong.url, "tier": "large",
+         "cost_per_1m_input": 5.0, "cost_per_1m_output": 15.0},
+        {"name": "fast", "model": "small", "base_url": fast.url, "tier": "small"},
+    ])
+    for n in range(3):
+        out = run(compiled, make_context(llm_config=config, backend="dry-run"), TWO_STEPS,
+                  thread=f"r{n}")
+        assert out["status"] == "completed"
+        assert _served(out, "planner") == ["strong"]
+        assert _served(out, "responder") == ["fast"]
+    assert len(strong.calls("planner")) == 3 and not fast.calls("planner")
+    assert len(fast.calls("responder")) == 3 and not strong.calls("responder")
+    planner = next(c for c in out["llm_calls"] if c.role == "planner")
+    assert (planner.tier, planner.need) == (3, 3)
+    # streamed, so the first token was timed; priced from the configuration
+    assert planner.ttft_s is not None and 0.1 < planner.ttft_s <= planner.latency_s
+    assert planner.cost == pytest.approx((10 * 5.0 + 20 * 15.0) / 1e6)
+    health = ROUTER.health()
+    assert health["fast"]["tokens_per_s"] > health["strong"]["tokens_per_s"]
+    assert health["strong"]["ttft_s"] > health["fast"]["ttft_s"]
+
+
+def test_a_single_step_request_still_plans_on_a_medium_model_not_a_small_one():
+    assert tier_needed("planner", request="Summarize this text") == 2
+    assert tier_needed("planner", request=TWO_STEPS) == 3
+    assert tier_needed("planner", request="caption it", files=["a.png", "b.wav"]) == 3
+    assert tier_needed("planner", request="Summarize this text", attempt=2) == 3
+    assert tier_needed("selector") == 1
+    assert tier_needed("responder", plan_size=2) == 1
+    assert tier_needed("responder", plan_size=5) == 2
+    assert tier_needed("responder", plan_size=1, failures=1) == 2
+
+
+def test_a_dead_endpoint_is_skipped_and_no_run_fails(compiled, make_context, servers, tmp_path):
+    live = servers(ttft_s=0.05, tokens_per_s=200)
+    dead_url = f"http://127.0.0.1:{_free_port()}/v1"  # nothing listens there
+    config = _toml(tmp_path / "llms.toml", [
+        # the dead one looks fastest, so the router tries it first until it learns
+        {"name": "dead", "model": "m", "base_url": dead_url, "tier": "large", "ttft_s": 0.01,
+         "tokens_per_s": 10_000},
+        {"name": "live", "model": "m", "base_url": live.url, "tier": "large"},
+    ], failure_threshold=2, cooldown_s=600)
+    outs = [run(compiled, make_context(llm_config=config, backend="dry-run"), TWO_STEPS,
+                thread=f"d{n}") for n in range(4)]
+    assert all(o["status"] == "completed" for o in outs)
+    assert all(o["responder"].startswith("llm: live") for o in outs)
+    tried_dead = [c for o in outs for c in o["llm_calls"] if c.endpoint == "dead"]
+    assert len(tried_dead) == 2 and not any(c.ok for c in tried_dead)  # then taken out
+    assert "Connection" in tried_dead[0].error
+    fallback = next(c for c in outs[0]["llm_calls"] if c.endpoint == "live")
+    assert fallback.attempt == 2
+    assert ROUTER.health()["dead"]["state"] == "out"
+
+
+def test_a_slow_endpoint_times_out_and_the_call_falls_back(
+        compiled, make_context, servers, tmp_path):
+    stuck = servers(ttft_s=3.0)
+    live = servers()
+    config = _toml(tmp_path / "llms.toml", [
+        {"name": "stuck", "model": "m", "base_url": stuck.url, "tier": "large",
+         "timeout_s": 0.5, "ttft_s": 0.01},
+        {"name": "live", "model": "m", "base_url": live.url, "tier": "large"},
+    ])
+    started = time.monotonic()
+    out = run(compiled, make_context(llm_config=config, backend="dry-run"), TWO_STEPS)
+    assert out["status"] == "completed" and _served(out, "planner") == ["live"]
+    timed_out = [c for c in out["llm_calls"] if c.endpoint == "stuck"]
+    assert timed_out and "Timeout" in timed_out[0].error
+    assert time.monotonic() - started < 5
+
+
+def test_a_recovering_endpoint_comes_back(compiled, make_context, servers, tmp_path):
+    primary = servers()
+    backup = servers(ttft_s=0.05, tokens_per_s=200)
+    primary.down = True
+    config = _toml(tmp_path / "llms.toml", [
+        {"name": "primary", "model": "m", "base_url": primary.url, "tier": "large",
+         "ttft_s": 0.01, "tokens_per_s": 10_000},
+        {"name": "backup", "model": "m", "base_url": backup.url, "tier": "large"},
+    ], failure_threshold=1, cooldown_s=0.3)
+    context = make_context(llm_config=config, backend="dry-run")
+
+    first = run(compiled, context, TWO_STEPS, thread="a")
+    assert first["status"] == "completed" and _served(first, "planner") == ["backup"]
+    assert ROUTER.health()["primary"]["state"] == "out"
+
+    primary.down = False
+    time.sleep(0.4)  # the cooldown passes; the next routing decision starts a probe
+    second = run(compiled, context, TWO_STEPS, thread="b")
+    assert second["status"] == "completed"
+    deadline = time.monotonic() + 5
+    while ROUTER.health()["primary"]["state"] != "up" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ROUTER.health()["primary"]["state"] == "up"
+    assert primary.calls("other"), "the probe reached the endpoint"
+
+    third = run(compiled, context, TWO_STEPS, thread="c")
+    assert _served(third, "planner") == ["primary"]
+
+
+def test_a_flaky_endpoint_never_fails_a_run(compiled, make_context, servers, tmp_path):
+    flaky = servers(failure_rate=0.6, seed=3)
+    steady = servers(ttft_s=0.02)
+    config = _toml(tmp_path / "llms.toml", [
+        {"name": "flaky", "model": "m", "base_url": flaky.url, "tier": "large", "ttft_s": 0.01},
+        {"name": "steady", "model": "m", "base_url": steady.url, "tier": "large"},
+    ], failure_threshold=2, cooldown_s=0.2)
+    outs = [run(compiled, make_context(llm_config=config, backend="dry-run"), TWO_STEPS,
+                thread=f"f{n}") for n in range(8)]
+    assert all(o["status"] == "completed" and o["responder"].startswith("llm:") for o in outs)
+    calls = [c for o in outs for c in o["llm_calls"]]
+    assert any(not c.ok for c in calls if c.endpoint == "flaky"), "faults were injected"
+    assert ROUTER.health()["flaky"]["failures"] >= 1
+
+
+def test_every_endpoint_failing_is_explained(compiled, make_context, servers, tmp_path):
+    a, b = servers(), servers()
+    a.down = b.down = True
+    config = _toml(tmp_path / "llms.toml", [
+        {"name": "a", "model": "m", "base_url": a.url},
+        {"name": "b", "model": "m", "base_url": b.url},
+    ])
+    out = run(compiled, make_context(llm_config=config, backend="dry-run"), TWO_STEPS)
+    assert out["status"] == "aborted"
+    assert "all 2 endpoints failed" in out["abort_reason"]
+    assert "a: " in out["abort_reason"] and "b: " in out["abort_reason"]
+    assert out["abort_reason"].count("503 - endpoint down") == 2
+    assert [c.endpoint for c in out["llm_calls"]] == ["a", "b"]
+
+
+def test_roles_may_be_restricted_to_some_endpoints(compiled, make_context, servers, tmp_path):
+    planner_only, rest = servers(), servers()
+    config = _toml(tmp_path / "llms.toml", [
+        {"name": "p", "model": "m", "base_url": planner_only.url, "roles": ["planner"]},
+        {"name": "r", "model": "m", "base_url": rest.url, "tier": "small",
+         "roles": ["selector", "responder"]},
+    ])
+    out = run(compiled, make_context(llm_config=config, backend="dry-run"), "Summarize this")
+    assert out["status"] == "completed"
+    # the planner needed medium; only a large endpoint may plan, so it planned
+    assert _served(out, "planner") == ["p"] and _served(out, "responder") == ["r"]
+
+
+def test_the_strategy_can_be_overridden_per_run(compiled, make_context, servers, tmp_path):
+    fast, strong = servers(), servers(ttft_s=0.05)
+    config = _toml(tmp_path / "llms.toml", [
+        {"name": "fast", "model": "m", "base_url": fast.url, "tier": "small"},
+        {"name": "strong", "model": "m", "base_url": strong.url, "tier": "large"},
+    ])
+    out = run(compiled, make_context(llm_config=config, llm_routing="strongest",
+                                     backend="dry-run"), TWO_STEPS)
+    assert {c.endpoint for c in out["llm_calls"]} == {"strong"}
+
+
+# ------------------------------------------------------------------ configuration
+
+def test_toml_and_yaml_and_environment_configurations_agree(tmp_path, monkeypatch):
+    endpoints = [
+        {"name": "fast", "model": "qwen", "base_url": "http://127.0.0.1:1/v1", "tier": "small",
+         "api_key_env": "FAST_KEY", "max_concurrency": 4},
+        {"name": "hf", "model": "hf:meta-llama/Llama-3.1-8B-Instruct", "tier": 3,
+         "roles": ["planner"]},
+    ]
+    toml_path = _toml(tmp_path / "llms.toml", endpoints, strategy="router", cooldown_s=5)
+    yaml_path = tmp_path / "llms.yaml"
+    yaml_path.write_text(
+        "routing: {strategy: router, cooldown_s: 5}\nendpoints:\n"
+        "  - {name: fast, model: qwen, base_url: 'http://127.0.0.1:1/v1', tier: small,"
+        " api_key_env: FAST_KEY, max_concurrency: 4}\n"
+        "  - {name: hf, model: 'hf:meta-llama/Llama-3.1-8B-Instruct', tier: 3,"
+        " roles: [planner]}\n")
+    from_toml, from_yaml = load_config(toml_path), load_config(yaml_path)
+    assert from_toml == from_yaml
+    assert [e.tier for e in from_toml.endpoints] == [1, 3]
+    assert from_toml.for_role("selector") == [from_toml.endpoints[0]]
+
+    import json
+
+    monkeypatch.setenv("HUGGINGGPT_LLM_ENDPOINTS", json.dumps(endpoints))
+    monkeypatch.setenv("HUGGINGGPT_LLM_ROUTING", "round-robin")
+    from_env = routing_config(Context())
+    assert from_env is not None
+    assert from_env.endpoints == from_toml.endpoints and from_env.strategy == "round-robin"
+
+
+def test_a_single_llm_is_still_the_simple_default(monkeypatch):
+    monkeypatch.setenv("HUGGINGGPT_LLM", "gpt-4o-mini")
+    config = routing_config(Context())
+    assert config is not None and len(config.endpoints) == 1
+    assert config.endpoints[0].model == "gpt-4o-mini" and config.endpoints[0].tier == 3
+    assert routing_config(Context(offline=True)) is None
+    assert routing_config(Context()) is not None
+    monkeypatch.delenv("HUGGINGGPT_LLM")
+    assert routing_config(Context()) is None
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ({"endpoints": []}, "no endpoints configured"),
+    ([{"name": "x"}], "endpoint 1 needs a model"),
+    ([{"model": "m", "tier": "huge"}], "tier must be small, medium, large or 1-3"),
+    ([{"model": "m", "speed": 3}], "unknown key(s) ['speed']"),
+    ([{"model": "m", "roles": ["planner", "critic"]}], "unknown role(s) ['critic']"),
+    ([{"model": "m"}, {"model": "m"}], "endpoint names must be unique"),
+    ([{"model": "m", "api_key_env": "sk-abc123"}], "never put the key itself"),
+    ([{"model": "m", "timeout_s": -1}], "timeout_s must be a positive number"),
+    ({"endpoints": [{"model": "m"}], "routing": {"strategy": "random"}},
+     "strategy must be one of"),
+    ({"endpoints": [{"model": "m"}], "llms": []}, "unknown section(s) ['llms']"),
+])
+def test_invalid_configurations_are_refused_with_the_reason(raw, message):
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw, "llms.toml")
+    assert message in str(caught.value) and "llms.toml" in str(caught.value)
+
+
+def test_a_broken_configuration_file_stops_the_cli_with_the_reason(capsys, tmp_path):
+    from graph.cli import main
+
+    bad = tmp_path / "llms.toml"
+    bad.write_text("[[endpoints]]\nmodel = 'm'\ntier = 'gigantic'\n")
+    code = main(["run", "hi", "--llm-config", str(bad), "--workspace", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and "tier must be small, medium, large or 1-3" in err
+    code = main(["run", "hi", "--llm-config", str(tmp_path / "missing.toml"),
+                 "--workspace", str(tmp_path)])
+    assert code == 2 and "No such file" in capsys.readouterr().err
+    unparsable = tmp_path / "llms.yaml"
+    unparsable.write_text("endpoints: [unclosed\n")
+    code = main(["run", "hi", "--llm-config", str(unparsable), "--workspace", str(tmp_path)])
+    assert code == 2 and "does not parse" in capsys.readouterr().err
+
+
+def test_credentials_in_a_url_are_never_shown():
+    endpoint = Endpoint(name="e", model="m", base_url="https://user:secret@llm.example/v1")
+    assert "secret" not in endpoint.label and "llm.example" in endpoint.label
+    from graph.context import settings_of
+
+    settings = settings_of(Context(llm_base_url="https://user:secret@llm.example/v1"))
+    assert "secret" not in str(settings)
+
+
+# ------------------------------------------------------------------ the policy alone
+
+def _config(*endpoints: Endpoint, **settings: Any) -> RoutingConfig:
+    return RoutingConfig(endpoints=endpoints, **settings)
+
+
+def test_load_in_flight_moves_calls_to_the_idle_endpoint():
+    router = Router()
+    a = Endpoint(name="a", model="m", tier=1, max_concurrency=2)
+    b = Endpoint(name="b", model="m", tier=1, max_concurrency=2)
+    config = _config(a, b)
+    assert router.order(config, "responder", 1, 100)[0] == a  # tie: configuration order
+    tickets = [router.begin(a, 300) for _ in range(3)]
+    assert router.order(config, "responder", 1, 100)[0] == b
+    assert router.expected_s(a, 100) > router.expected_s(b, 100)
+    for ticket in tickets:
+        router.succeeded(ticket, role="responder", ttft_s=0.1, completion_tokens=50,
+                         latency_s=0.5)
+    assert router.order(config, "responder", 1, 100)[0] == a  # measured faster than b's prior
+
+
+def test_measurements_replace_the_priors():
+    router = Router(alpha=0.5)
+    slow = Endpoint(name="slow", model="m", tier=1)
+    quick = Endpoint(name="quick", model="m", tier=1)
+    config = _config(slow, quick)
+    for _ in range(4):  # slow: 1 s to the first token; quick: 0.05 s
+        router.succeeded(router.begin(slow, 50), role="selector", ttft_s=1.0,
+                         completion_tokens=50, latency_s=2.0)
+        router.succeeded(router.begin(quick, 50), role="selector", ttft_s=0.05,
+                         completion_tokens=50, latency_s=0.3)
+    assert router.order(config, "selector", 1, 50) == [quick, slow]
+    assert router.health()["quick"]["tokens_per_s"] == pytest.approx(200, rel=0.01)
+
+
+def test_weaker_endpoints_are_only_a_last_resort_for_hard_calls():
+    router = Router()
+    small = Endpoint(name="small", model="m", tier=1, ttft_s=0.01)
+    large = Endpoint(name="large", model="m", tier=3)
+    medium = Endpoint(name="medium", model="m", tier=2)
+    config = _config(small, large, medium)
+    assert router.order(config, "planner", 3, 100) == [large, medium, small]
+    assert router.order(config, "selector", 1, 30)[0] == small
+
+
+def test_naive_strategies_for_comparison():
+    router = Router()
+    a, b, c = (Endpoint(name=n, model="m", tier=t) for n, t in (("a", 1), ("b", 3), ("c", 2)))
+    rr = _config(a, b, c, strategy="round-robin")
+    firsts = [router.order(rr, "planner", 3, 100)[0].name for _ in range(6)]
+    assert firsts == ["a", "b", "c", "a", "b", "c"]
+    assert router.order(_config(a, b, c, strategy="strongest"), "selector", 1, 10) == [b, c, a]
+
+
+def test_consecutive_failures_take_an_endpoint_out_and_a_probe_brings_it_back():
+    router = Router()
+    flaky = Endpoint(name="flaky", model="m", tier=3, ttft_s=0.01)
+    other = Endpoint(name="other", model="m", tier=3)
+    config = _config(flaky, other, failure_threshold=2, cooldown_s=0.1)
+    probes: list[str] = []
+    router.prober = lambda endpoint: probes.append(endpoint.name)
+    router.failed(router.begin(flaky, 10), config, "boom")
+    assert router.order(config, "planner", 3, 10)[0] == flaky  # one failure is not enough
+    router.failed(router.begin(flaky, 10), config, "boom")
+    assert router.order(config, "planner", 3, 10) == [other, flaky]
+    assert router.health()["flaky"]["state"] == "out"
+    time.sleep(0.15)
+    assert router.order(config, "planner", 3, 10) == [other, flaky]  # probing, still out
+    deadline = time.monotonic() + 2
+    while router.health()["flaky"]["state"] != "up" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert probes == ["flaky"]
+    assert router.order(config, "planner", 3, 10)[0] == flaky
+
+
+def test_a_failed_probe_doubles_the_cooldown():
+    router = Router()
+    down = Endpoint(name="down", model="m", tier=3)
+    config = _config(down, Endpoint(name="up", model="m", tier=3),
+                     failure_threshold=1, cooldown_s=0.05)
+
+    def refuse(endpoint: Endpoint) -> None:
+        raise ConnectionError("still down")
+
+    router.prober = refuse
+    router.failed(router.begin(down, 10), config, "boom")
+    time.sleep(0.06)
+    router.order(config, "planner", 3, 10)  # starts the probe
+    deadline = time.monotonic() + 2
+    while router.health()["down"]["state"] == "probing" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    health = router.health()["down"]
+    assert health["state"] == "out" and "still down" in health["last_error"]
+    assert router._stats[down.key].cooldown_s == pytest.approx(0.1)
