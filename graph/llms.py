@@ -38,7 +38,7 @@ from graph.routing import (
     parse_config,
 )
 from graph.state import LLMCall
-from nodes.llm_errors import LLM_CALL_ERRORS
+from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
 from tools.errors import LLMCallError, LLMNotConfiguredError
 
 __all__ = [
@@ -378,7 +378,9 @@ def complete(
             cost=endpoint.cost(prompt_tokens, completion_tokens), reply=_reply(raw),
         ))
         return raw
-    if len(failures) == 1:
-        raise failures[0][1]
-    raise LLMCallError(f"all {len(failures)} endpoints failed: " + "; ".join(
-        f"{e.name}: {_error(exc)}" for e, exc in failures))
+    final = failures[0][1] if len(failures) == 1 else LLMCallError(
+        f"all {len(failures)} endpoints failed: "
+        + "; ".join(f"{e.name}: {_error(exc)}" for e, exc in failures))
+    # what the run is told, so that a replay tells it the same
+    calls[-1] = calls[-1].model_copy(update={"outcome": describe_llm_error(final, role)})
+    raise final

@@ -19,11 +19,19 @@ from langchain_core.messages import AIMessage, BaseMessage
 from graph.state import LLMCall
 from tools.errors import LLMCallError
 
-__all__ = ["Recording", "ReplayExhaustedError", "RecordedCall", "replay_setup", "differences"]
+__all__ = ["Recording", "ReplayExhaustedError", "ReplayedFailureError", "RecordedCall", "replay_setup", "differences"]
 
 
 class ReplayExhaustedError(LLMCallError):
     """The replayed run asked for more LLM calls than the recording holds."""
+
+
+class ReplayedFailureError(LLMCallError):
+    """A recorded call that failed on every endpoint, failing again in the replay."""
+
+    def __init__(self, error: str, description: str | None) -> None:
+        super().__init__(f"replayed failure: {error}")
+        self.description = description
 
 
 @dataclass
@@ -110,7 +118,7 @@ class Recording:
             calls.append(LLMCall(role=role, llm="replay", endpoint="replay", ok=False,
                                  error=error, turn=turn, digest=digest, request=request,
                                  replayed=True))
-            raise LLMCallError(f"replayed failure: {error}")
+            raise ReplayedFailureError(error, recorded.attempts[-1].outcome)
         assert answer.reply is not None
         calls.append(answer.model_copy(update={
             "llm": f"replay of {answer.llm}", "turn": turn, "digest": digest,

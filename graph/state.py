@@ -151,6 +151,8 @@ class LLMCall(BaseModel):
     """Fingerprint of the prompt (a replay matches replies by it)."""
     request: list[dict[str, str]] = Field(default_factory=list)
     reply: dict[str, Any] | None = None
+    outcome: str | None = None
+    """On the last attempt of a call that failed everywhere: what the run was told."""
     replayed: bool = False
 
 

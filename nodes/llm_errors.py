@@ -26,6 +26,8 @@ except ImportError:  # pragma: no cover - huggingface_hub ships with langchain-h
 
 def describe_llm_error(exc: BaseException, label: str) -> str:
     """One sentence for the user: what failed, and what to check."""
+    if (described := getattr(exc, "description", None)) is not None:
+        return str(described)  # a replayed failure: told as it was the first time
     if isinstance(exc, LLMCallError):
         return f"the LLM {label} failed: {str(exc)[:900]} (check each endpoint and its logs)"
     # a timeout first: openai's APITimeoutError is also an APIConnectionError

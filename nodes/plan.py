@@ -59,8 +59,13 @@ def _few_shot(request: str, context: Context) -> str:
     ))
 
 
+def _clip(text: str, limit: int = 500) -> str:
+    """Earlier turns as context, not in full: an answer may quote long outputs."""
+    return text if len(text) <= limit else text[:limit] + " ...(truncated)"
+
+
 def _messages(state: State, context: Context) -> list[BaseMessage]:
-    history = "".join(f"{turn.role}: {turn.content}\n" for turn in state.history[-6:])
+    history = "".join(f"{turn.role}: {_clip(turn.content)}\n" for turn in state.history[-6:])
     messages: list[BaseMessage] = [
         SystemMessage(PLANNER_SYSTEM.format(
             task_types="\n".join(t.describe() for t in task_types()),

@@ -29,11 +29,17 @@ _MAX_INLINE = 600
 
 
 def _show(value: Any) -> str:
+    """An output as the LLM sees it: a file as its reference (id, kind, path, size and a
+    short preview), never its bytes; long text cut to its beginning."""
     if is_artifact_ref(value):
-        preview = f", preview {value['preview']!r}" if "preview" in value else ""
-        return f"{value['kind']} file {value['path']}{preview}"
+        preview = f", preview {str(value['preview'])[:200]!r}" if "preview" in value else ""
+        size = f", {value['bytes']} bytes" if "bytes" in value else ""
+        return (f"{value['kind']} file {value['path']} "
+                f"(artifact {value['artifact_id']}{size}{preview})")
     text = value if isinstance(value, str) else json.dumps(value)
-    return text if len(text) <= _MAX_INLINE else text[:_MAX_INLINE] + " ...(truncated)"
+    if len(text) <= _MAX_INLINE:
+        return text
+    return f"{text[:_MAX_INLINE]} ...(truncated: {len(text)} characters in all)"
 
 
 def results_digest(state: State) -> str:
