@@ -19,7 +19,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from graph.state import LLMCall
 from tools.errors import LLMCallError
 
-__all__ = ["Recording", "ReplayExhaustedError", "ReplayedFailureError", "RecordedCall", "replay_setup", "differences"]
+__all__ = ["Recording", "ReplayExhaustedError", "ReplayedFailureError", "RecordedCall",
+           "replay_setup", "differences"]
 
 
 class ReplayExhaustedError(LLMCallError):
