@@ -120,8 +120,9 @@ class Endpoint:
 class RoutingConfig:
     endpoints: tuple[Endpoint, ...]
     strategy: Strategy = "router"
-    failure_threshold: int = 3
-    """Consecutive failures that take an endpoint out."""
+    failure_threshold: int = 5
+    """Consecutive failures that take an endpoint out (an endpoint failing now and then
+    stays in, ranked lower by its error rate)."""
     cooldown_s: float = 30.0
     """How long an endpoint stays out before it is probed (doubles per failed probe)."""
     cost_weight: float = 0.0
@@ -433,7 +434,7 @@ class Router:
             stats = self._end(ticket)
             stats.consecutive_failures = 0
             stats.cooldown_s = 0.0
-            stats.error_rate = self._ema(stats.error_rate, 0.0)
+            stats.error_rate = self._ema(stats.error_rate or 0.0, 0.0)
             first = ttft_s if ttft_s is not None else latency_s
             stats.ttft_s = self._ema(stats.ttft_s, first)
             if completion_tokens > 1 and latency_s > first:
@@ -444,12 +445,17 @@ class Router:
                 self._length_ratio[role] = self._ema(self._length_ratio.get(role), ratio)
 
     def failed(self, ticket: Ticket, config: RoutingConfig, error: str) -> None:
-        """Record a failure; enough of them in a row take the endpoint out."""
+        """Record a failure; enough of them in a row take the endpoint out. A failure
+        that took longer than the endpoint usually needs to start answering (a timeout,
+        a hang) counts as that slow, so a hanging endpoint stops looking fast."""
         with self._lock:
             stats = self._end(ticket)
+            waited = time.monotonic() - ticket.started
+            if waited > (stats.ttft_s or 0.0):
+                stats.ttft_s = self._ema(stats.ttft_s, waited)
             stats.failures += 1
             stats.last_error = error
-            stats.error_rate = self._ema(stats.error_rate, 1.0)
+            stats.error_rate = self._ema(stats.error_rate or 0.0, 1.0)
             stats.consecutive_failures += 1
             if stats.consecutive_failures >= config.failure_threshold:
                 self._open(stats, config)
@@ -481,7 +487,7 @@ class Router:
                 with self._lock:
                     stats.consecutive_failures = 0
                     stats.cooldown_s = 0.0
-                    stats.error_rate = self._ema(stats.error_rate, 0.0)
+                    stats.error_rate = self._ema(stats.error_rate or 0.0, 0.0)
             finally:
                 with self._lock:
                     stats.probing = False

@@ -421,3 +421,19 @@ def test_a_failed_probe_doubles_the_cooldown():
     health = router.health()["down"]
     assert health["state"] == "out" and "still down" in health["last_error"]
     assert router._stats[down.key].cooldown_s == pytest.approx(0.1)
+
+
+def test_the_routing_benchmark_runs(capsys):
+    """A small run of benchmarks/routing.py (its targets are for the full size)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "routing.py"
+    spec = importlib.util.spec_from_file_location("routing_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--runs", "3", "--concurrency", "3"])
+    out = capsys.readouterr().out
+    for strategy in ("router", "round-robin", "strongest"):
+        assert f"\n{strategy} " in out
+    assert "router: every call needing the large tier served by it: PASS" in out
