@@ -188,6 +188,6 @@ def context_of(runtime: Any) -> Context:
     context = getattr(runtime, "context", None)
     if context is None:
         return Context()
-    if isinstance(context, dict):
-        return Context(**context)
+    if isinstance(context, dict):  # from a client of the server: settings only
+        return Context(**{k: v for k, v in context.items() if k not in _NOT_RECORDED})
     return context

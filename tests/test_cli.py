@@ -104,7 +104,8 @@ def test_run_with_llm_flags_against_a_server(capsys, workspace, llm_server):
     assert llm_server.requests[0]["model"] == "scripted"
     assert doc["usage"]["by_role"] == {"planner": 1, "responder": 1}
     assert doc["usage"]["prompt_tokens"] == 20 and len(doc["llm_calls"]) == 2
-    assert "LLM calls: 2 (planner 1, responder 1; 0 failed), tokens: 20 in, 10 out" in err
+    assert (f"LLM calls: 2 (planner 1, responder 1; 0 failed; endpoints: scripted @ "
+            f"{llm_server.url} 2), tokens: 20 in, 10 out") in err
 
 
 def test_console_script_is_installed(tmp_path):
