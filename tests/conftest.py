@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph
@@ -20,6 +21,10 @@ from graph.checkpoint import serializer
 from graph.context import Context
 from tests.llm_server import ScriptedLLMServer
 from tools import registry
+
+# Property tests keep no example database: nothing is written into the checkout.
+hypothesis_settings.register_profile("hugginggpt", database=None)
+hypothesis_settings.load_profile("hugginggpt")
 
 _real_connect = socket.socket.connect
 
