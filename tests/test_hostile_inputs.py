@@ -18,6 +18,7 @@ import gzip
 import json
 import os
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -556,6 +557,62 @@ def test_dns_rebinding_connects_only_to_the_checked_address(internet, site, work
     assert ArtifactStore(workspace, "t").resolve(ref).read_bytes() == PNG
     assert internet.lookups["rebind.example"] == 1  # resolved once, for the check
     assert internet.connects == [(PUBLIC_IP, 80)]
+
+
+def _self_signed(folder: Path, host: str) -> tuple[Path, Path]:
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+            .sign(key, hashes.SHA256()))
+    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_file, key_file
+
+
+def test_https_is_pinned_and_still_verifies_the_host_name(internet, workspace):
+    """An impostor on the pinned address: the handshake names the host (SNI) and its
+    self-signed certificate is refused, not retried."""
+    cert, key = _self_signed(workspace, "tls.example")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    names: list[str | None] = []
+    context.sni_callback = lambda sock, name, ctx: names.append(name)
+    listener = context.wrap_socket(socket.create_server(("127.0.0.1", 0)), server_side=True)
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            conn, _ = listener.accept()  # the handshake runs here, and fails
+            conn.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    internet.answers["tls.example"] = lambda: [PUBLIC_IP]
+    internet.nat[(PUBLIC_IP, 443)] = listener.getsockname()[:2]
+    try:
+        with pytest.raises(ArgumentError) as info:
+            fetch_url("https://tls.example/cat.png", "image", ArtifactStore(workspace, "t"),
+                      FetchLimits(timeout_s=5))
+    finally:
+        thread.join(5)
+        listener.close()
+    assert "refused: the server's TLS certificate is not valid for tls.example" in str(info.value)
+    assert "self-signed certificate" in str(info.value)
+    assert names == ["tls.example"] and internet.connects == [(PUBLIC_IP, 443)]
 
 
 def test_a_redirect_to_a_private_address_is_refused(internet, site, workspace):

@@ -311,8 +311,24 @@ def fetch_url(url: str, kind: str, store: ArtifactStore, limits: FetchLimits) ->
             raise TransientToolError(
                 f"{url}: no answer within the time limit of {limits.timeout_s:g}s") from exc
         except (httpcore.NetworkError, httpcore.ProtocolError) as exc:
+            if (bad := _certificate_error(exc)) is not None:
+                raise ArgumentError(
+                    f"{url} refused: the server's TLS certificate is not valid for "
+                    f"{parsed.host} ({bad.verify_message}); give a URL of a server with a "
+                    "valid certificate") from exc
             raise TransientToolError(f"{url}: {type(exc).__name__}: {exc}") from exc
     raise ArgumentError(f"{url}: more than {limits.max_redirects} redirects")
+
+
+def _certificate_error(exc: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The certificate failure behind a connection error, if that is what it was: not
+    worth retrying."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _save(url: str, kind: str, fields: dict[str, str], body: Iterable[bytes],
