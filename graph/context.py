@@ -131,6 +131,8 @@ class Context:
     """Let URL inputs point at private, loopback or link-local addresses."""
     max_download_mb: float = _env_factory("HUGGINGGPT_MAX_DOWNLOAD_MB", default=50.0, cast=float)
     download_timeout_s: float = 30.0
+    max_file_mb: float = _env_factory("HUGGINGGPT_MAX_FILE_MB", default=100.0, cast=float)
+    """The largest local input file (attached or in the workspace) a subtask may read."""
 
     workspace: str = _env_factory("HUGGINGGPT_WORKSPACE", default="hugginggpt-workspace")
     catalog: str | None = _env_factory("HUGGINGGPT_CATALOG")

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 __all__ = [
+    "MAX_SUBTASK_ID",
     "ResultStatus",
     "ChatTurn",
     "Subtask",
@@ -31,6 +32,9 @@ __all__ = [
     "STATE_TYPES",
 ]
 
+MAX_SUBTASK_ID = 2**31 - 1
+"""Subtask ids are small in practice; the bound keeps them storable by every checkpointer."""
+
 RunStatus = Literal["running", "completed", "aborted", "interrupted"]
 ResultStatus = Literal["done", "failed", "skipped"]
 
@@ -47,8 +51,8 @@ class Subtask(BaseModel):
     argument value ``<GENERATED>-k`` stands for an output of subtask ``k``.
     """
 
-    id: int = Field(ge=0)
-    task: str = Field(min_length=1)
+    id: int = Field(ge=0, le=MAX_SUBTASK_ID)
+    task: str = Field(min_length=1, max_length=200)
     dep: list[int] = Field(default_factory=list)
     args: dict[str, str] = Field(default_factory=dict)
 
@@ -66,10 +70,16 @@ class Subtask(BaseModel):
     @field_validator("args", mode="before")
     @classmethod
     def _stringify_args(cls, value: Any) -> Any:
+        """Numbers become text and a list of scalars a comma-separated text (labels);
+        anything else that is not a string (null, an object, nested lists) is left for
+        the type check to refuse: it is a planning error, not a value."""
+        def scalar(v: Any) -> bool:
+            return isinstance(v, (str, int, float)) and not isinstance(v, bool)
+
         if isinstance(value, dict):
             return {
-                str(k): ", ".join(map(str, v)) if isinstance(v, list) else
-                v if isinstance(v, str) else str(v)
+                str(k): ", ".join(map(str, v)) if isinstance(v, list) and all(map(scalar, v))
+                else str(v) if scalar(v) else v
                 for k, v in value.items()
             }
         return value

@@ -17,10 +17,18 @@ from graph.state import Subtask
 from tools.kinds import generated_ref, is_url, kind_of_literal
 from tools.tasks import get_task_type, task_types
 
-__all__ = ["PlanParseError", "parse_plan_text", "plan_items", "validate_plan"]
+__all__ = [
+    "PlanParseError", "parse_plan_text", "plan_items", "validate_plan", "MAX_ARG_CHARS",
+    "MAX_PROBLEMS",
+]
+
+MAX_ARG_CHARS = 100_000
+"""The longest argument value a plan may carry (state, checkpoints and prompts hold it)."""
+MAX_PROBLEMS = 20
+"""Problems listed for one plan; the rest are counted (they go back to the LLM)."""
 
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-_EMBEDDED_REF_RE = re.compile(r"<GENERATED>-\d+")
+_EMBEDDED_REF_RE = re.compile(r"<GENERATED>-[0-9]+")
 
 
 class PlanParseError(ValueError):
@@ -92,48 +100,57 @@ def _format_pydantic_error(position: int, exc: ValidationError) -> list[str]:
 
 
 def _find_cycle(deps: dict[int, list[int]]) -> list[int] | None:
-    state: dict[int, int] = {}
-    stack: list[int] = []
-
-    def visit(node: int) -> list[int] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in deps.get(node, []):
-            if nxt not in deps:
-                continue
-            if state.get(nxt) == 1:
-                return [*stack[stack.index(nxt):], nxt]
-            if state.get(nxt) is None and (cycle := visit(nxt)):
-                return cycle
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for node in deps:
-        if state.get(node) is None and (cycle := visit(node)):
-            return cycle
+    """A cycle in the dependency graph, as a path that returns to its start; None if
+    there is none. Iterative, so a long chain cannot exhaust the recursion limit."""
+    state: dict[int, int] = {}  # 1: on the current path, 2: finished
+    for start in deps:
+        if start in state:
+            continue
+        path: list[int] = [start]
+        pending = [iter(deps[start])]
+        state[start] = 1
+        while pending:
+            nxt = next(pending[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                pending.pop()
+            elif nxt in deps and state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt]
+            elif nxt in deps and nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                pending.append(iter(deps[nxt]))
     return None
 
 
-def validate_plan(items: list[Any], *, max_subtasks: int) -> tuple[list[Subtask], list[str]]:
+def _clip(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + "...'"
+
+
+def validate_plan(
+    items: list[Any], *, max_subtasks: int, max_arg_chars: int = MAX_ARG_CHARS
+) -> tuple[list[Subtask], list[str]]:
     """Check a plan; return the normalised subtasks and the list of problems.
 
-    A plan is valid when the problem list is empty. Checks: each subtask's shape, the
-    number of subtasks, unique ids, known task types, dependencies that exist, precede
-    and form no cycle, ``<GENERATED>-k`` only for declared dependencies and only where
-    subtask k produces the kind the argument needs, argument names the task type knows,
-    required arguments present, and literal values of the right kind.
+    A plan is valid when the problem list is empty. Checks: the number of subtasks (a
+    plan over the limit is not examined further), each subtask's shape, unique ids, known
+    task types, dependencies that exist, precede and form no cycle, ``<GENERATED>-k``
+    only for declared dependencies and only where subtask k produces the kind the
+    argument needs, argument names the task type knows, required arguments present,
+    argument values without NUL bytes and at most ``max_arg_chars`` long, and literal
+    values of the right kind. At most :data:`MAX_PROBLEMS` problems are listed.
     """
     problems: list[str] = []
-    if len(items) > max_subtasks:
-        problems.append(
+    if len(items) > max_subtasks:  # not examined further: bounded work on any input
+        return [], [
             f"the plan has {len(items)} subtasks but at most {max_subtasks} are allowed: "
             "merge or drop steps"
-        )
+        ]
     subtasks: list[Subtask] = []
     for position, item in enumerate(items):
         if not isinstance(item, dict):
-            problems.append(f"subtask #{position} is not an object: {item!r:.80}")
+            problems.append(f"subtask #{position} is not an object: {_clip(item, 80)}")
             continue
         try:
             subtasks.append(Subtask.model_validate(item))
@@ -151,7 +168,8 @@ def validate_plan(items: list[Any], *, max_subtasks: int) -> tuple[list[Subtask]
     for st in subtasks:
         task_type = get_task_type(st.task)
         if task_type is None:
-            problems.append(f"subtask {st.id}: unknown task type {st.task!r} (known: {known})")
+            problems.append(
+                f"subtask {st.id}: unknown task type {_clip(st.task)} (known: {known})")
         else:
             st.task = task_type.name
             task_of[st.id] = task_type.name
@@ -180,8 +198,18 @@ def validate_plan(items: list[Any], *, max_subtasks: int) -> tuple[list[Subtask]
             arg = task_type.arg(name)
             if arg is None:
                 names = ", ".join(a.name for a in task_type.args)
+                problems.append(f"subtask {st.id} ({st.task}): unknown argument "
+                                f"{_clip(name)} (expected: {names})")
+                continue
+            if "\x00" in value:
+                problems.append(f"subtask {st.id}: argument {name!r} contains a NUL byte: "
+                                "remove it")
+                continue
+            if len(value) > max_arg_chars:
                 problems.append(
-                    f"subtask {st.id} ({st.task}): unknown argument {name!r} (expected: {names})"
+                    f"subtask {st.id}: argument {name!r} is {len(value)} characters long, "
+                    f"over the limit of {max_arg_chars}: shorten it, or put the text in a "
+                    "file"
                 )
                 continue
             ref = generated_ref(value)
@@ -216,7 +244,7 @@ def validate_plan(items: list[Any], *, max_subtasks: int) -> tuple[list[Subtask]
                   and not (is_url(value) and literal == "text")):  # typed when fetched
                 problems.append(
                     f"subtask {st.id} ({st.task}): argument {name!r} needs {arg.kind}, but "
-                    f"{value!r:.60} is {'an' if literal[0] in 'aeiou' else 'a'} {literal}"
+                    f"{_clip(value)} is {'an' if literal[0] in 'aeiou' else 'a'} {literal}"
                     + (" value" if literal == "text" else " file")
                 )
         for arg in task_type.args:
@@ -224,4 +252,6 @@ def validate_plan(items: list[Any], *, max_subtasks: int) -> tuple[list[Subtask]
                 problems.append(
                     f"subtask {st.id} ({st.task}): missing required argument {arg.name!r}"
                 )
+    if len(problems) > MAX_PROBLEMS:
+        problems[MAX_PROBLEMS:] = [f"... and {len(problems) - MAX_PROBLEMS} more problems"]
     return subtasks, problems

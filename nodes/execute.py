@@ -39,6 +39,7 @@ from tools.artifacts import ArtifactStore, is_artifact_ref
 from tools.catalog import DEFAULT_CATALOG, load_catalog
 from tools.errors import ArgumentError, ToolTimeoutError, TransientToolError
 from tools.fetch import FetchLimits, fetch_url
+from tools.inputs import resolve_input_file
 from tools.kinds import as_text, generated_ref, is_url
 from tools.registry import ToolContext, find_tools, normalize_outputs, run_settings
 from tools.selection import model_cards
@@ -52,6 +53,9 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 Emit = Callable[[dict[str, Any]], None]
+
+FILE_KINDS = frozenset({"image", "audio", "video", "table"})
+"""Argument kinds whose values are files (paths, URLs or artifact references)."""
 
 
 @dataclass
@@ -78,6 +82,8 @@ class Job:
     """:class:`~tools.fetch.FetchLimits` fields for URL inputs."""
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The run's per-backend settings, given to tools through ``run_settings``."""
+    max_file_bytes: int = 100 * 1024 * 1024
+    """The largest local input file a subtask may read."""
 
 
 class Board:
@@ -130,20 +136,9 @@ def _skip_reason(job: Job, deps: dict[int, dict[str, Any]]) -> str | None:
 
 
 def _resolve_file(value: str, job: Job, store: ArtifactStore) -> Path:
-    """A literal file argument, allowed only if attached or inside the workspace."""
-    attached = {str(Path(f).resolve()): f for f in job.files if not is_url(f)}
-    by_name = {Path(f).name: f for f in attached}
-    for candidate in (Path(value), store.workspace / value):
-        resolved = candidate.resolve()
-        allowed = str(resolved) in attached or resolved.is_relative_to(store.workspace)
-        if allowed and resolved.is_file():
-            return resolved
-    if Path(value).name in by_name and Path(by_name[Path(value).name]).is_file():
-        return Path(by_name[Path(value).name])
-    raise ArgumentError(
-        f"file {value!r} is not an attached file and not inside the workspace "
-        f"{store.workspace}: attach it with --file, or copy it into the workspace"
-    )
+    """A literal file argument: an attached file or a regular file inside the workspace,
+    within the size limit (see :func:`tools.inputs.resolve_input_file`)."""
+    return resolve_input_file(value, store.workspace, job.files, job.max_file_bytes)
 
 
 def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore) -> dict[str, Any]:
@@ -156,6 +151,9 @@ def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore
         kind = str(arg.kind) if arg else "param"
         ref = generated_ref(value)
         if ref is not None:
+            if ref not in deps:
+                raise ArgumentError(f"argument {name!r} refers to subtask {ref}, which is not "
+                                    "among this subtask's dependencies")
             source = deps[ref]
             source_type = get_task_type(source["task"])
             output = source_type.output_for(kind) if source_type else None
@@ -165,9 +163,12 @@ def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore
             if is_artifact_ref(produced):
                 path = store.resolve(produced)
                 resolved[name] = path.read_text(encoding="utf-8") if kind == "text" else path
+            elif kind in FILE_KINDS:
+                raise ArgumentError(f"subtask {ref} gave no {kind} file for {name!r}, only "
+                                    f"a {type(produced).__name__}")
             else:
                 resolved[name] = as_text(produced) if kind == "text" else produced
-        elif kind in ("image", "audio", "video", "table"):
+        elif kind in FILE_KINDS:
             if is_url(value):
                 fetched = fetch_url(value, kind, store, FetchLimits(**job.fetch))
                 resolved[name] = store.resolve(fetched)
@@ -328,6 +329,7 @@ def _jobs(state: State, context: Context, board: Board) -> list[Job]:
                    "timeout_s": context.download_timeout_s,
                    "allow_private": context.allow_private_urls},
             settings=context.backend_settings(),
+            max_file_bytes=int(context.max_file_mb * 1024 * 1024),
         ))
     return jobs
 

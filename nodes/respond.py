@@ -26,6 +26,12 @@ from tools.errors import LLMNotConfiguredError
 __all__ = ["respond", "abort", "results_digest", "template_response"]
 
 _MAX_INLINE = 600
+_MAX_ARG = 300
+"""Argument values are shown cut to this length: the plan may carry long texts."""
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " ...(truncated)"
 
 
 def _show(value: Any) -> str:
@@ -51,7 +57,8 @@ def results_digest(state: State) -> str:
     for st in state.plan:
         selection = state.selections.get(st.id)
         result = state.results.get(st.id)
-        lines.append(f"Subtask {st.id}: {st.task} args={json.dumps(st.args)} dep={st.dep}")
+        args = {name: _clip(value, _MAX_ARG) for name, value in st.args.items()}
+        lines.append(f"Subtask {st.id}: {st.task} args={json.dumps(args)} dep={st.dep}")
         if selection and selection.model:
             lines.append(f"  model: {selection.model} on {selection.backend} ({selection.reason})")
         if result is None:

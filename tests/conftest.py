@@ -8,11 +8,14 @@ from __future__ import annotations
 import ipaddress
 import json
 import socket
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph import build_graph
@@ -20,6 +23,12 @@ from graph.checkpoint import serializer
 from graph.context import Context
 from tests.llm_server import ScriptedLLMServer
 from tools import registry
+
+# Property tests keep no example database, and hypothesis's caches go to the temp
+# folder: nothing is written into the checkout.
+hypothesis_settings.register_profile("hugginggpt", database=None)
+hypothesis_settings.load_profile("hugginggpt")
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "hugginggpt-hypothesis")
 
 _real_connect = socket.socket.connect
 

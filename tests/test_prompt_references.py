@@ -9,19 +9,19 @@ from pathlib import Path
 from PIL import Image
 
 from tests.conftest import run
-from tools.registry import register_tool
+from tools.registry import ToolContext, register_tool
 
 TRANSCRIPT = " ".join(f"word{i}" for i in range(1500))  # a long transcript-like output
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]{120,}")
 
 
 def test_outputs_enter_the_responder_prompt_as_references(
-        compiled, make_context, llm_server, test_tools, catalog_file, tmp_path):
+        compiled, make_context, llm_server, test_tools, catalog_file):
     def transcribe(text: str) -> str:
         return TRANSCRIPT
 
-    def paint(text: str) -> Path:
-        path = tmp_path / "painting.png"
+    def paint(text: str, ctx: ToolContext) -> Path:
+        _, path = ctx.artifacts.new_path(".png")
         Image.new("RGB", (64, 64), "red").save(path)
         return path
 

@@ -95,12 +95,26 @@ class ArtifactStore:
         return self._ref(kind, self._settle(source, source.suffix, move=move), **extra)
 
     def resolve(self, ref: dict[str, Any]) -> Path:
-        """The absolute path of an artifact, refusing anything outside the workspace."""
-        path = (self.workspace / ref["path"]).resolve()
+        """The absolute path of an artifact of this store (this thread's folder), refusing
+        anything else: a path outside the workspace (``..``, absolute, or a symbolic link
+        leading out) or elsewhere in it (checkpoints, settings, other threads' artifacts),
+        and anything that is not a regular file."""
+        raw = ref.get("path")
+        if not isinstance(raw, str) or not raw or "\x00" in raw or len(raw) > 4096:
+            raise ArgumentError(f"artifact reference refused: its path {raw!r:.80} is not a "
+                                "file name; artifacts are files the artifact store wrote")
+        path = Path(os.path.realpath(self.workspace / raw))
         if not path.is_relative_to(self.workspace):
-            raise ArgumentError(f"artifact path {ref['path']!r} is outside the workspace")
-        if not path.is_file():
-            raise ArgumentError(f"artifact {ref['artifact_id']} is missing at {path}")
+            raise ArgumentError(f"artifact path {raw!r:.80} refused: it is outside the "
+                                f"workspace {self.workspace}; artifacts are files the "
+                                "artifact store wrote")
+        if not path.is_relative_to(self.folder.resolve()):
+            raise ArgumentError(f"artifact path {raw!r:.80} refused: it is outside the "
+                                f"artifact store {self.folder}; artifacts are files the "
+                                "artifact store wrote")
+        if not path.is_file():  # follows no further links: the path is already real
+            raise ArgumentError(f"artifact {ref.get('artifact_id')!r:.40} is missing, or not "
+                                f"a regular file, at {path}")
         return path
 
     def read_json(self, ref: dict[str, Any]) -> Any:

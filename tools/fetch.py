@@ -1,26 +1,37 @@
 """Fetching URL inputs into the artifact store, within limits.
 
-Only ``http``/``https``; the host's addresses are resolved first and private, loopback,
-link-local, reserved and multicast ones are refused unless the run allows them (so a
-plan cannot make the machine read its own services or a cloud metadata endpoint);
-redirects are followed by hand and each hop is checked again; the body is read in
-chunks up to a size limit, within a time limit; the content type must fit the kind the
-argument needs (an HTML page is not an image).
+Only ``http``/``https`` URLs with a host and without credentials. The host's addresses
+are resolved first, and unless the run allows it every one of them must be a global
+unicast address: private, loopback, link-local (cloud metadata at 169.254.169.254),
+shared (100.64.0.0/10), unspecified, reserved and multicast addresses are refused, also
+when they hide inside an IPv6 address (``::ffff:127.0.0.1``, NAT64, 6to4, Teredo), so a
+plan cannot make the machine read its own services. The connection then goes to an
+address that was checked, never to a fresh DNS answer (no DNS rebinding between check
+and connect): a custom ``httpcore`` network backend connects to the checked address,
+while TLS still verifies the certificate against the host name. Redirects are followed by
+hand and every hop is checked again. The whole download, headers included, must finish
+within the time limit; the body is read in chunks up to the size limit and is not
+decompressed. The declared content type must fit the argument's kind (an HTML page is
+not an image), and so must the first bytes of the body (a PNG starts like a PNG).
+Environment proxies and ``.netrc`` credentials are never used.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import ssl
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from tools.artifacts import ArtifactStore
 from tools.errors import ArgumentError, TransientToolError
 
-__all__ = ["FetchLimits", "fetch_url", "check_url"]
+__all__ = ["FetchLimits", "fetch_url", "check_url", "checked_addresses", "is_public_address",
+           "sniff"]
 
 _CONTENT_TYPES = {
     "image": ("image/",),
@@ -31,97 +42,332 @@ _CONTENT_TYPES = {
     "text": ("text/",),
 }
 _SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif",
-             "image/webp": ".webp", "audio/wav": ".wav", "audio/x-wav": ".wav",
-             "audio/mpeg": ".mp3", "audio/flac": ".flac", "video/mp4": ".mp4",
-             "text/csv": ".csv", "text/plain": ".txt"}
+             "image/webp": ".webp", "image/bmp": ".bmp", "image/tiff": ".tif",
+             "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mpeg": ".mp3",
+             "audio/flac": ".flac", "audio/ogg": ".ogg", "application/ogg": ".ogg",
+             "video/mp4": ".mp4", "video/webm": ".webm", "video/x-msvideo": ".avi",
+             "text/csv": ".csv", "text/plain": ".txt",
+             "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx"}
+_SNIFF_BYTES = 512
+_HTML_MARKERS = (b"<!doctype", b"<html", b"<head", b"<body", b"<script", b"<?xml", b"<svg",
+                 b"<iframe", b"<a ", b"<p>", b"<div", b"<meta", b"<title", b"<!--")
+_SNIFFED_FITS = {"image": ("image/",), "video": ("video/",),
+                  "audio": ("audio/", "video/mp4", "video/webm")}  # m4a, webm audio
+"""Media types the first bytes may show for each kind of argument."""
+_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
 
 
 @dataclass(frozen=True)
 class FetchLimits:
     max_bytes: int = 50 * 1024 * 1024
     timeout_s: float = 30.0
+    """For the whole download: connecting, every redirect, headers and body."""
     allow_private: bool = False
     max_redirects: int = 5
 
 
-def check_url(url: str, allow_private: bool) -> None:
-    """Refuse what this module never fetches.
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address stands for (mapped, NAT64, 6to4, Teredo)."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if any(address in net for net in _NAT64):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    return None
+
+
+def is_public_address(text: str) -> bool:
+    """Whether an address is global unicast, including the IPv4 address an IPv6 one
+    embeds. A scoped IPv6 address (``fe80::1%eth0``) is never public."""
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.scope_id:
+            return False
+        embedded = _embedded_ipv4(address)
+        if embedded is not None:
+            return is_public_address(str(embedded))
+    return address.is_global and not address.is_multicast
+
+
+def checked_addresses(host: str, port: int, url: str, allow_private: bool) -> list[str]:
+    """Resolve ``host`` and return its addresses, refusing when any one is not public
+    (unless ``allow_private``).
 
     Raises:
-        ArgumentError: not http(s), no host, an unresolvable host, or (unless allowed) a
-            host with a private, loopback, link-local, reserved or multicast address.
+        ArgumentError: the host cannot be resolved, or has a non-public address.
     """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ArgumentError(f"URL {url!r} refused: only http and https URLs with a host")
-    if allow_private:
-        return
     try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
-    except socket.gaierror as exc:
-        raise ArgumentError(f"URL {url!r}: cannot resolve {parts.hostname!r}") from exc
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if (address.is_private or address.is_loopback or address.is_link_local
-                or address.is_reserved or address.is_multicast or address.is_unspecified):
-            raise ArgumentError(
-                f"URL {url!r} refused: {parts.hostname} is a private or local address "
-                f"({address}); allow it for this run with allow_private_urls"
-            )
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                   proto=socket.IPPROTO_TCP)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ArgumentError(f"URL {url!r:.200}: cannot resolve {host!r}; check the host "
+                            "name") from exc
+    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+    if not addresses:
+        raise ArgumentError(f"URL {url!r:.200}: {host!r} has no address")
+    if not allow_private:
+        for address in addresses:
+            if not is_public_address(address):
+                raise ArgumentError(
+                    f"URL {url!r:.200} refused: {host} is a private or local address "
+                    f"({address}); allow it for this run with allow_private_urls "
+                    "(--allow-private-urls) if you trust it"
+                )
+    return addresses
+
+
+def _parse(url: str) -> Any:
+    """The URL as httpx parses it (one parser for checking and connecting).
+
+    Raises:
+        ArgumentError: not http(s), no host, credentials, or unparsable.
+    """
+    import httpx
+
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:
+        raise ArgumentError(f"URL {url!r:.200} refused: it cannot be parsed ({exc}); "
+                            "give an http or https URL") from exc
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ArgumentError(f"URL {url!r:.200} refused: only http and https URLs with a host")
+    if parsed.userinfo:
+        raise ArgumentError(f"URL {url!r:.200} refused: it carries a user name or password, "
+                            "which would be stored in the run's state; give a URL without "
+                            "credentials")
+    return parsed
+
+
+def check_url(url: str, allow_private: bool) -> list[str]:
+    """Refuse what this module never fetches; return the addresses to connect to.
+
+    Raises:
+        ArgumentError: not http(s), no host, credentials, an unresolvable host, or
+            (unless allowed) a host with a non-public address.
+    """
+    parsed = _parse(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    return checked_addresses(parsed.host, port, url, allow_private)
+
+
+class _DeadlineStream:
+    """A network stream whose every read and write ends by a deadline."""
+
+    def __init__(self, inner: Any, deadline: float) -> None:
+        self._inner = inner
+        self._deadline = deadline
+
+    def _timeout(self, timeout: float | None, error: type[Exception]) -> float:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise error("the time limit for this download is over")
+        return left if timeout is None else min(timeout, left)
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        import httpcore
+
+        return bytes(self._inner.read(max_bytes, self._timeout(timeout, httpcore.ReadTimeout)))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        import httpcore
+
+        self._inner.write(buffer, self._timeout(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> _DeadlineStream:
+        import httpcore
+
+        inner = self._inner.start_tls(ssl_context, server_hostname,
+                                      self._timeout(timeout, httpcore.ConnectTimeout))
+        return _DeadlineStream(inner, self._deadline)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+def _pinned_backend(addresses: list[str] | None, deadline: float) -> Any:
+    """A network backend that connects only to ``addresses`` (the checked ones, tried in
+    order; None: the host as given) and bounds every operation by ``deadline``."""
+    import httpcore
+
+    class PinnedBackend(httpcore.NetworkBackend):
+        def __init__(self) -> None:
+            self._inner = httpcore.SyncBackend()
+
+        def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                        local_address: str | None = None,
+                        socket_options: Iterable[Any] | None = None) -> Any:
+            last: Exception | None = None
+            for address in addresses or [host]:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise httpcore.ConnectTimeout("the time limit for this download is over")
+                try:
+                    stream = self._inner.connect_tcp(
+                        address, port, timeout=left if timeout is None else min(timeout, left),
+                        local_address=local_address, socket_options=socket_options)
+                except httpcore.ConnectError as exc:
+                    last = exc
+                    continue
+                return _DeadlineStream(stream, deadline)
+            raise last or httpcore.ConnectError(f"no address to connect to for {host}")
+
+    return PinnedBackend()
+
+
+def sniff(head: bytes) -> str | None:
+    """The media type the first bytes of a body show, or None when they show none."""
+    signatures: list[tuple[bytes, int, str]] = [
+        (b"\x89PNG\r\n\x1a\n", 0, "image/png"), (b"\xff\xd8\xff", 0, "image/jpeg"),
+        (b"GIF87a", 0, "image/gif"), (b"GIF89a", 0, "image/gif"), (b"BM", 0, "image/bmp"),
+        (b"II*\x00", 0, "image/tiff"), (b"MM\x00*", 0, "image/tiff"),
+        (b"fLaC", 0, "audio/flac"), (b"OggS", 0, "audio/ogg"), (b"ID3", 0, "audio/mpeg"),
+        (b"\x1aE\xdf\xa3", 0, "video/webm"), (b"ftyp", 4, "video/mp4"),
+        (b"PK\x03\x04", 0, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+        (b"PAR1", 0, "application/vnd.apache.parquet"),
+    ]
+    for magic, offset, media in signatures:
+        if head[offset:offset + len(magic)] == magic:
+            return media
+    if head[:4] == b"RIFF":
+        return {b"WEBP": "image/webp", b"WAVE": "audio/wav",
+                b"AVI ": "video/x-msvideo"}.get(head[8:12])
+    if len(head) >= 2 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0:
+        return "audio/mpeg"  # an MPEG audio frame
+    return None
+
+
+def _looks_like_markup(head: bytes) -> bool:
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return start.startswith(_HTML_MARKERS)
+
+
+def _check_body(url: str, kind: str, head: bytes) -> str | None:
+    """Refuse a body whose first bytes do not fit ``kind``; return the sniffed type."""
+    found = sniff(head)
+    if kind == "table":
+        binary = b"\x00" in head
+        if _looks_like_markup(head) or (binary and found is None):
+            raise ArgumentError(f"{url} refused: its content is not a table (it starts like "
+                                f"{'an HTML or XML page' if not binary else 'a binary file'}); "
+                                "give the URL of a CSV file")
+        return found
+    if kind in _SNIFFED_FITS and (found is None or not found.startswith(_SNIFFED_FITS[kind])):
+        what = "an HTML or XML page" if _looks_like_markup(head) else (found or "unknown data")
+        raise ArgumentError(f"{url} refused: the server says it is {kind}, but its content is "
+                            f"{what}; give the URL of the {kind} file itself")
+    return found
 
 
 def fetch_url(url: str, kind: str, store: ArtifactStore, limits: FetchLimits) -> dict[str, Any]:
     """Download ``url`` into the store and return its artifact reference.
 
     Raises:
-        ArgumentError: the URL, an address, the size or the content type is refused.
-        TransientToolError: the server could not be reached or answered 5xx (retryable).
+        ArgumentError: the URL, an address, the size or the content is refused.
+        TransientToolError: the server could not be reached in time or answered 5xx
+            (retryable).
     """
-    import httpx
+    import httpcore
 
     deadline = time.monotonic() + limits.timeout_s
     current = url
-    with httpx.Client(follow_redirects=False, timeout=limits.timeout_s) as client:
-        for _ in range(limits.max_redirects + 1):
-            check_url(current, limits.allow_private)
-            try:
-                with client.stream("GET", current) as response:
-                    if response.is_redirect:
-                        current = urljoin(current, response.headers.get("location", ""))
-                        continue
-                    if response.status_code >= 500:
-                        raise TransientToolError(f"{url}: HTTP {response.status_code}")
-                    if response.status_code != 200:
-                        raise ArgumentError(f"{url}: HTTP {response.status_code}")
-                    return _save(url, kind, response, store, limits, deadline)
-            except httpx.TimeoutException as exc:
-                raise TransientToolError(f"{url}: no answer within {limits.timeout_s:g}s") from exc
-            except httpx.TransportError as exc:
-                raise TransientToolError(f"{url}: {type(exc).__name__}: {exc}") from exc
+    for _ in range(limits.max_redirects + 1):
+        parsed = _parse(current)
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        addresses = checked_addresses(parsed.host, port, current, limits.allow_private)
+        target = httpcore.URL(scheme=parsed.raw_scheme, host=parsed.raw_host, port=parsed.port,
+                              target=parsed.raw_path)
+        headers = [(b"Host", parsed.netloc), (b"Accept-Encoding", b"identity"),
+                   (b"User-Agent", b"hugginggpt")]
+        pinned = None if limits.allow_private else addresses
+        try:
+            with httpcore.ConnectionPool(network_backend=_pinned_backend(pinned, deadline),
+                                         max_connections=1) as pool, \
+                    pool.stream("GET", target, headers=headers, extensions={"timeout": {
+                        "connect": limits.timeout_s, "read": limits.timeout_s,
+                        "write": limits.timeout_s, "pool": limits.timeout_s}}) as response:
+                status = response.status
+                fields = {k.decode("latin-1").lower(): v.decode("latin-1")
+                          for k, v in response.headers}
+                if status in (301, 302, 303, 307, 308):
+                    current = urljoin(current, fields.get("location", ""))
+                    continue
+                if status >= 500:
+                    raise TransientToolError(f"{url}: HTTP {status}")
+                if status != 200:
+                    raise ArgumentError(f"{url}: HTTP {status}")
+                return _save(url, kind, fields, response.iter_stream(), store, limits,
+                             deadline)
+        except httpcore.TimeoutException as exc:
+            raise TransientToolError(
+                f"{url}: no answer within the time limit of {limits.timeout_s:g}s") from exc
+        except (httpcore.NetworkError, httpcore.ProtocolError) as exc:
+            if (bad := _certificate_error(exc)) is not None:
+                raise ArgumentError(
+                    f"{url} refused: the server's TLS certificate is not valid for "
+                    f"{parsed.host} ({bad.verify_message}); give a URL of a server with a "
+                    "valid certificate") from exc
+            raise TransientToolError(f"{url}: {type(exc).__name__}: {exc}") from exc
     raise ArgumentError(f"{url}: more than {limits.max_redirects} redirects")
 
 
-def _save(url: str, kind: str, response: Any, store: ArtifactStore, limits: FetchLimits,
-          deadline: float) -> dict[str, Any]:
-    content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+def _certificate_error(exc: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The certificate failure behind a connection error, if that is what it was: not
+    worth retrying."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _save(url: str, kind: str, fields: dict[str, str], body: Iterable[bytes],
+          store: ArtifactStore, limits: FetchLimits, deadline: float) -> dict[str, Any]:
+    content_type = fields.get("content-type", "").split(";")[0].strip().lower()
     if kind in _CONTENT_TYPES and not content_type.startswith(_CONTENT_TYPES[kind]):
-        raise ArgumentError(f"{url} is {content_type or 'of no stated type'}, not {kind}")
-    declared = int(response.headers.get("content-length") or 0)
+        raise ArgumentError(f"{url} is {content_type or 'of no stated type'}, not {kind}: "
+                            f"give the URL of the {kind} file itself")
+    try:
+        declared = int(fields.get("content-length") or 0)
+    except ValueError:
+        declared = 0
     if declared > limits.max_bytes:
-        raise ArgumentError(f"{url} is {declared} bytes; the limit is {limits.max_bytes}")
-    suffix = _SUFFIXES.get(content_type, "")
-    _, scratch = store.new_path(suffix)
+        raise ArgumentError(f"{url} is {declared} bytes; the limit is {limits.max_bytes} "
+                            "(max_download_mb): give a smaller file")
+    _, scratch = store.new_path(".part")
     size = 0
+    head = b""
+    sniffed: str | None = None
     try:
         with scratch.open("wb") as out:
-            for chunk in response.iter_bytes():
+            for chunk in body:
                 size += len(chunk)
                 if size > limits.max_bytes:
-                    raise ArgumentError(
-                        f"{url} is larger than the limit of {limits.max_bytes} bytes")
+                    raise ArgumentError(f"{url} is larger than the limit of {limits.max_bytes} "
+                                        "bytes (max_download_mb): give a smaller file")
                 if time.monotonic() > deadline:
                     raise TransientToolError(f"{url}: download took over {limits.timeout_s:g}s")
+                if len(head) < _SNIFF_BYTES:
+                    head += chunk[: _SNIFF_BYTES - len(head)]
+                    if len(head) >= _SNIFF_BYTES:
+                        sniffed = _check_body(url, kind, head)
                 out.write(chunk)
+        if len(head) < _SNIFF_BYTES:
+            sniffed = _check_body(url, kind, head)
+        suffix = _SUFFIXES.get(sniffed or "", "") or _SUFFIXES.get(content_type, "")
+        final = scratch.with_name(scratch.name.removesuffix(".part") + suffix)
+        scratch.rename(final)
+        scratch = final
         return store.add_file(scratch, kind, origin=url)
     finally:
         scratch.unlink(missing_ok=True)

@@ -26,7 +26,7 @@ DATA_KINDS: frozenset[str] = frozenset({"text", "image", "audio", "video", "tabl
 TEXT_LIKE: frozenset[str] = frozenset({"labels", "number"})
 """Output kinds that can feed a text argument, written out by :func:`as_text`."""
 
-GENERATED_RE = re.compile(r"^<GENERATED>-(\d+)$")
+GENERATED_RE = re.compile(r"^<GENERATED>-([0-9]+)$")
 """A whole argument value that names another subtask's output, as in HuggingGPT."""
 
 _SUFFIX_KINDS: dict[str, Kind] = {

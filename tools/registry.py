@@ -28,7 +28,7 @@ from typing import Any, get_type_hints
 
 from tools.artifacts import ArtifactStore, is_artifact_ref
 from tools.catalog import ModelCard
-from tools.errors import ToolDefinitionError, ToolExecutionError
+from tools.errors import ArgumentError, ToolDefinitionError, ToolExecutionError
 from tools.tasks import TaskType, get_task_type
 
 __all__ = [
@@ -267,10 +267,21 @@ def _coerce(kind: str, value: Any, artifacts: ArtifactStore) -> Any:
     """One output value in the form state keeps: text and numbers inline, everything
     bulky or binary as an artifact reference."""
     if is_artifact_ref(value):
+        try:
+            artifacts.resolve(value)
+        except ArgumentError as exc:
+            raise ToolExecutionError(f"the tool returned a bad artifact reference: {exc}") from exc
         return value
     if kind in ("image", "audio", "video", "table"):
         if isinstance(value, (str, Path)) and Path(value).is_file():
-            return artifacts.add_file(Path(value), kind)
+            path = Path(value).resolve()
+            if not path.is_relative_to(artifacts.workspace):
+                raise ToolExecutionError(
+                    f"the tool returned the file {str(value)!r:.80}, which is outside the "
+                    f"workspace {artifacts.workspace}: a tool writes its output files with "
+                    "ctx.artifacts.new_path(suffix)"
+                )
+            return artifacts.add_file(path, kind)
         raise ToolExecutionError(f"expected a {kind} file path, got {type(value).__name__}")
     if kind == "text":
         if not isinstance(value, str):
