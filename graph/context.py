@@ -100,6 +100,11 @@ class Context:
 
     max_subtasks: int = _env_factory("HUGGINGGPT_MAX_SUBTASKS", default=10, cast=int)
     max_plan_retries: int = _env_factory("HUGGINGGPT_PLAN_RETRIES", default=2, cast=int)
+    max_llm_calls: int = _env_factory("HUGGINGGPT_MAX_LLM_CALLS", default=40, cast=int)
+    """LLM calls a run may make (each endpoint tried counts); then the planner aborts,
+    the selector takes the top-ranked model and the responder writes the plain summary."""
+    max_llm_tokens: int = _env_factory("HUGGINGGPT_MAX_LLM_TOKENS", default=400_000, cast=int)
+    """Prompt and completion tokens a run may use, with the same consequences."""
     subtask_timeout_s: float = _env_factory(
         "HUGGINGGPT_SUBTASK_TIMEOUT", default=300.0, cast=float
     )

@@ -39,7 +39,8 @@ from graph.routing import (
 )
 from graph.state import LLMCall
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
-from tools.errors import LLMCallError, LLMNotConfiguredError
+from tools.errors import LLMBudgetError, LLMCallError, LLMNotConfiguredError
+from tools.redact import install_log_redaction, redact
 
 __all__ = [
     "Role",
@@ -50,6 +51,7 @@ __all__ = [
     "request_digest",
     "stable_text",
     "reply_text",
+    "run_spend",
     "NOT_CONFIGURED_HELP",
 ]
 
@@ -197,6 +199,7 @@ def _probe(endpoint: Endpoint) -> None:
 
 
 ROUTER.prober = _probe
+install_log_redaction()
 
 
 class _Timer(BaseCallbackHandler):
@@ -246,7 +249,7 @@ def _text(content: Any) -> str:
 
 
 def _request(messages: list[BaseMessage]) -> list[dict[str, str]]:
-    return [{"role": m.type, "content": _text(m.content)[:_MAX_RECORDED_CHARS]}
+    return [{"role": m.type, "content": redact(_text(m.content)[:_MAX_RECORDED_CHARS])}
             for m in messages]
 
 
@@ -269,7 +272,7 @@ def request_digest(role: str, messages: list[BaseMessage]) -> str:
 
 def _reply(raw: AIMessage) -> dict[str, Any]:
     return {
-        "content": _text(raw.content)[:_MAX_RECORDED_CHARS],
+        "content": redact(_text(raw.content)[:_MAX_RECORDED_CHARS]),
         "tool_calls": [{"name": c["name"], "args": c["args"], "id": c.get("id")}
                        for c in raw.tool_calls],
         "invalid_tool_calls": [{k: c.get(k) for k in ("name", "args", "id", "error")}
@@ -295,7 +298,31 @@ def _usage(raw: AIMessage) -> tuple[int, int]:
 
 
 def _error(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {str(exc)[:300]}"
+    return redact(f"{type(exc).__name__}: {str(exc)[:300]}")
+
+
+# ------------------------------------------------------------------ limits
+
+def run_spend(calls: list[LLMCall], turn: int) -> tuple[int, int]:
+    """LLM calls and tokens recorded so far for the run serving request ``turn``."""
+    mine = [c for c in calls if c.turn == turn]
+    return len(mine), sum(c.prompt_tokens + c.completion_tokens for c in mine)
+
+
+def _check_budget(context: Context, role: str, calls: list[LLMCall],
+                  spent: tuple[int, int]) -> None:
+    used_calls = spent[0] + len(calls)
+    used_tokens = spent[1] + sum(c.prompt_tokens + c.completion_tokens for c in calls)
+    if used_calls >= context.max_llm_calls:
+        raise LLMBudgetError(
+            f"the run has made {used_calls} LLM calls, its limit (max_llm_calls = "
+            f"{context.max_llm_calls}); the {role} was not asked. Raise the limit with "
+            "HUGGINGGPT_MAX_LLM_CALLS if the run needs more")
+    if used_tokens >= context.max_llm_tokens:
+        raise LLMBudgetError(
+            f"the run has used {used_tokens} LLM tokens, its limit (max_llm_tokens = "
+            f"{context.max_llm_tokens}); the {role} was not asked. Raise the limit with "
+            "HUGGINGGPT_MAX_LLM_TOKENS if the run needs more")
 
 
 # ------------------------------------------------------------------ the call
@@ -310,6 +337,7 @@ def complete(
     tokens: int = 100,
     schema: dict[str, Any] | None = None,
     turn: int = 0,
+    spent: tuple[int, int] = (0, 0),
 ) -> AIMessage:
     """One LLM call for ``role``: routed, failed over, and recorded in ``calls``.
 
@@ -318,16 +346,20 @@ def complete(
         tokens: the predicted length of the reply (:func:`graph.routing.predicted_tokens`).
         schema: a JSON schema for structured output (the reply's tool call or JSON).
         turn: which request on the thread this call serves (for the trace and replay).
+        spent: LLM calls and tokens the run used before this node (:func:`run_spend`);
+            with this node's ``calls`` they are held to the run's limits.
 
     Returns:
         The raw reply; with a ``schema`` the caller parses it (tool call or content).
 
     Raises:
         LLMNotConfiguredError: no endpoint for the role, or an invalid configuration.
+        LLMBudgetError: the run has used its ``max_llm_calls`` or ``max_llm_tokens``.
         LLMCallError: every endpoint failed (the message lists each failure), or one of
             ``LLM_CALL_ERRORS`` when the role has a single endpoint.
     """
     digest = request_digest(role, messages)
+    _check_budget(context, role, calls, spent)
     if context.replay is not None:
         return context.replay.reply(role, digest, messages, calls, turn)
     try:
@@ -341,6 +373,8 @@ def complete(
     predicted = ROUTER.predict(role, tokens)
     failures: list[tuple[Endpoint, BaseException]] = []
     for attempt, endpoint in enumerate(ROUTER.order(config, role, need, predicted), 1):
+        if attempt > 1:
+            _check_budget(context, role, calls, spent)
         record: dict[str, Any] = {"role": role, "llm": endpoint.label, "endpoint": endpoint.name,
                   "tier": endpoint.tier, "need": need, "turn": turn, "attempt": attempt,
                   "digest": digest, "request": _request(messages), "at": time.time()}

@@ -6,6 +6,7 @@ import httpx
 import openai
 
 from tools.errors import LLMCallError
+from tools.redact import redact
 
 __all__ = ["LLM_CALL_ERRORS", "describe_llm_error"]
 
@@ -26,8 +27,12 @@ except ImportError:  # pragma: no cover - huggingface_hub ships with langchain-h
 
 def describe_llm_error(exc: BaseException, label: str) -> str:
     """One sentence for the user: what failed, and what to check."""
+    return redact(_describe(exc, label))
+
+
+def _describe(exc: BaseException, label: str) -> str:
     if (described := getattr(exc, "description", None)) is not None:
-        return str(described)  # a replayed failure: told as it was the first time
+        return str(described)  # a limit, or a replayed failure told as the first time
     if isinstance(exc, LLMCallError):
         return f"the LLM {label} failed: {str(exc)[:900]} (check each endpoint and its logs)"
     # a timeout first: openai's APITimeoutError is also an APIConnectionError

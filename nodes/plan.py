@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from graph.context import Context, context_of, settings_of
-from graph.llms import NOT_CONFIGURED_HELP, complete, has_llm, reply_text
+from graph.llms import NOT_CONFIGURED_HELP, complete, has_llm, reply_text, run_spend
 from graph.offline_planner import CannotPlanOffline, offline_plan
 from graph.routing import predicted_tokens, tier_needed
 from graph.state import LLMCall, State
@@ -109,6 +109,7 @@ def ask_planner(
                          attempt=state.plan_attempts + 1),
         tokens=predicted_tokens("planner", request=state.request),
         schema=PlanReply.model_json_schema(), turn=len(state.history) // 2,
+        spent=run_spend(state.llm_calls, len(state.history) // 2),
     )
     text = reply_text(raw)
     try:

@@ -15,7 +15,7 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from graph.context import Context, context_of
-from graph.llms import complete, reply_text
+from graph.llms import complete, reply_text, run_spend
 from graph.routing import predicted_tokens, tier_needed
 from graph.state import ChatTurn, LLMCall, State
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
@@ -102,6 +102,7 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             need=tier_needed("responder", plan_size=len(state.plan), failures=failures),
             tokens=predicted_tokens("responder", plan_size=len(state.plan)),
             turn=len(state.history) // 2,
+            spent=run_spend(state.llm_calls, len(state.history) // 2),
         )
         text = reply_text(reply)
         responder = f"llm: {calls[-1].llm}"

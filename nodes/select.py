@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, ValidationError
 
 from graph.context import Context, context_of
-from graph.llms import complete, describe_llm, has_llm, reply_text
+from graph.llms import complete, describe_llm, has_llm, reply_text, run_spend
 from graph.offline_planner import split_clauses
 from graph.routing import predicted_tokens, tier_needed
 from graph.state import Candidate, LLMCall, Selection, State, Subtask
@@ -92,6 +92,7 @@ def _choose(
             context, "selector", [SystemMessage(SELECTOR_SYSTEM), HumanMessage(prompt)],
             calls=calls, need=tier_needed("selector"), tokens=predicted_tokens("selector"),
             schema=ModelChoice.model_json_schema(), turn=len(state.history) // 2,
+            spent=run_spend(state.llm_calls, len(state.history) // 2),
         )
         answer = ModelChoice.model_validate_json(_json_object(reply_text(raw)))
     except ValidationError as exc:

@@ -28,8 +28,9 @@ __all__ = ["ScriptedLLMServer", "Reply", "role_of"]
 
 Reply = dict[str, Any]
 """One scripted reply: {"content": str} | {"tool_args": dict} | {"status": int},
-optionally with "delay": seconds before answering, and "tokens": the completion length
-to report (and to stream at the server's speed); default 5."""
+optionally with "delay": seconds before answering, "tokens": the completion length to
+report (and to stream at the server's speed; default 5), and "echo_auth": an error
+message that repeats the request's Authorization header."""
 
 _ROLE_MARKERS = {
     "planner": "task planner of HuggingGPT",
@@ -128,7 +129,10 @@ class ScriptedLLMServer:
         time.sleep(self.ttft_s + reply.get("delay", 0))
         if "status" in reply:
             status = reply["status"]
-            return self._send_json(handler, status, {"error": {"message": f"scripted HTTP {status}"}})
+            message = f"scripted HTTP {status}"
+            if reply.get("echo_auth"):  # as careless servers do: the key in the error
+                message += f"; you sent {handler.headers.get('Authorization')}"
+            return self._send_json(handler, status, {"error": {"message": message}})
         with self._lock:
             self.served += 1
         if body.get("stream"):

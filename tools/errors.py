@@ -17,6 +17,7 @@ __all__ = [
     "NoModelAvailableError",
     "LLMNotConfiguredError",
     "LLMCallError",
+    "LLMBudgetError",
 ]
 
 
@@ -58,3 +59,11 @@ class LLMNotConfiguredError(HuggingGPTError):
 
 class LLMCallError(HuggingGPTError):
     """An LLM endpoint could not be reached or did not answer in time."""
+
+
+class LLMBudgetError(LLMCallError):
+    """The run has used its LLM calls or tokens; no further call is made."""
+
+    @property
+    def description(self) -> str:
+        return str(self)

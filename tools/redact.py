@@ -1,0 +1,79 @@
+"""Keeping secrets out of everything the system writes: state, traces, logs and errors.
+
+Keys live in the environment and are read only where a client is built. What can still
+carry one is text that came back from elsewhere: an error message that echoes a request
+header, a URL with ``user:password@``. :func:`redact` removes, from any text, the values
+of the environment's secret variables and anything shaped like a known key or a URL's
+credentials.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+
+__all__ = ["redact", "REDACTED", "install_log_redaction"]
+
+REDACTED = "[redacted]"
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_SHAPES = (
+    re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{12,}"),   # OpenAI-style keys
+    re.compile(r"\bhf_[A-Za-z0-9]{12,}"),                  # Hugging Face tokens
+    re.compile(r"\blsv2_[A-Za-z0-9_]{12,}"),               # LangSmith keys
+    re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/\-]{8,}=*"),
+    re.compile(r"(?i)(?<=basic )[A-Za-z0-9+/]{8,}=*"),      # user:password, base64
+)
+_USERINFO = re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+@")
+_MIN_SECRET = 6
+
+
+def _secret_values() -> list[str]:
+    values = {value for name, value in os.environ.items()
+              if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET}
+    return sorted(values, key=len, reverse=True)  # longest first: no partial leftovers
+
+
+def redact(text: str) -> str:
+    """``text`` without secrets: environment secret values, key-shaped strings and URL
+    credentials become ``[redacted]``."""
+    if not text:
+        return text
+    for value in _secret_values():
+        text = text.replace(value, REDACTED)
+    for shape in _SHAPES:
+        text = shape.sub(REDACTED, text)
+    return _USERINFO.sub(REDACTED + "@", text)
+
+
+# where request URLs, headers or error bodies get logged: HTTP and LLM clients (openai
+# vendors httpx as httpx2), and this project's own packages
+_LOGGED_BY = ("httpx", "httpcore", "openai", "urllib3", "requests", "huggingface_hub",
+              "langsmith", "langchain", "langgraph", "graph", "nodes", "tools")
+_installed = False
+
+
+def _scrub(record: logging.LogRecord) -> None:
+    if record.name.split(".", 1)[0].rstrip("0123456789") in _LOGGED_BY:
+        message = record.getMessage()
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+
+
+def install_log_redaction() -> None:
+    """Remove secrets from every log record of the HTTP and LLM clients and of this
+    project, whichever handlers an application installs (idempotent)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    make_record = logging.getLogRecordFactory()
+
+    def factory(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = make_record(*args, **kwargs)
+        _scrub(record)
+        return record
+
+    logging.setLogRecordFactory(factory)
