@@ -301,6 +301,10 @@ def _error(exc: BaseException) -> str:
     return redact(f"{type(exc).__name__}: {str(exc)[:300]}")
 
 
+class StreamInterruptedError(LLMCallError):
+    """A streamed reply stopped before its end (the connection dropped mid-stream)."""
+
+
 # ------------------------------------------------------------------ limits
 
 def run_spend(calls: list[LLMCall], turn: int) -> tuple[int, int]:
@@ -390,6 +394,11 @@ def complete(
         started = time.monotonic()
         try:
             out = runnable.invoke(messages, config=config_)
+            raw = cast(AIMessage, out["raw"] if schema is not None else out)
+            if endpoint.stream and not endpoint.model.startswith("hf:") \
+                    and not raw.response_metadata.get("finish_reason"):
+                raise StreamInterruptedError(
+                    "the endpoint closed the stream before the reply ended")
         except Exception as exc:
             latency = time.monotonic() - started
             ROUTER.failed(ticket, config, _error(exc))
@@ -400,7 +409,7 @@ def complete(
             failures.append((endpoint, exc))
             continue
         latency = time.monotonic() - started
-        raw = _as_streamed(cast(AIMessage, out["raw"] if schema is not None else out), timer)
+        raw = _as_streamed(raw, timer)
         ttft = (timer.first - started) if timer.first is not None else None
         prompt_tokens, completion_tokens = _usage(raw)
         ROUTER.succeeded(ticket, role=role, ttft_s=ttft, completion_tokens=completion_tokens,

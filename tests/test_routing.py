@@ -437,3 +437,24 @@ def test_the_routing_benchmark_runs(capsys):
     for strategy in ("router", "round-robin", "strongest"):
         assert f"\n{strategy} " in out
     assert "router: every call needing the large tier served by it: PASS" in out
+
+
+def test_an_endpoint_dying_mid_stream_falls_back_or_is_explained(
+        compiled, make_context, servers, tmp_path):
+    dying, live = servers(tokens_per_s=200), servers()
+    dying.die_mid_stream = True
+    alone = _toml(tmp_path / "alone.toml", [
+        {"name": "dying", "model": "m", "base_url": dying.url}])
+    out = run(compiled, make_context(llm_config=alone, backend="dry-run"), TWO_STEPS,
+              thread="alone")
+    assert out["status"] == "aborted" and "the LLM planner failed" in out["abort_reason"]
+    assert out["llm_calls"][0].endpoint == "dying" and not out["llm_calls"][0].ok
+
+    ROUTER.reset()  # forget the failure: the dying endpoint looks best again
+    both = _toml(tmp_path / "both.toml", [
+        {"name": "dying", "model": "m", "base_url": dying.url, "ttft_s": 0.01},
+        {"name": "live", "model": "m", "base_url": live.url}])
+    out = run(compiled, make_context(llm_config=both, backend="dry-run"), TWO_STEPS,
+              thread="both")
+    assert out["status"] == "completed" and _served(out, "planner") == ["live"]
+    assert [c.ok for c in out["llm_calls"] if c.role == "planner"] == [False, True]
