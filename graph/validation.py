@@ -128,7 +128,8 @@ def validate_plan(items: list[Any], *, max_subtasks: int) -> tuple[list[Subtask]
     if len(items) > max_subtasks:
         problems.append(
             f"the plan has {len(items)} subtasks but at most {max_subtasks} are allowed: "
-            "merge or drop steps"
+            f"merge or drop steps (limit max_subtasks={max_subtasks}; raise it with "
+            "--max-subtasks or HUGGINGGPT_MAX_SUBTASKS)"
         )
     subtasks: list[Subtask] = []
     for position, item in enumerate(items):
