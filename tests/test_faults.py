@@ -340,3 +340,23 @@ def test_selector_fault_falls_back_to_the_ranking(compiled, make_context, llm_se
     assert out["results"][0].status == "done"
     assert out["selections"][0].model == "test/sum-a"  # the top-ranked
     assert "500" in out["selections"][0].reason
+
+
+def test_a_timeout_raised_by_the_tool_is_not_taken_for_the_subtask_timeout(
+    compiled, make_context, test_tools, catalog_file
+):
+    from tools import register_tool
+
+    def summarize(text: str) -> str:
+        raise TimeoutError("read timed out talking to the model server")
+
+    test_tools.append(register_tool(summarize, "summarization", backend="test",
+                                    models=["test/remote"]))
+    catalog = catalog_file(("summarization", "test/remote", 10))
+    out = run(compiled, make_context(plan=[ONE_STEP], backend="test", catalog=catalog,
+                                     offline=True, subtask_timeout_s=60, subtask_retries=1))
+    result = out["results"][0]
+    assert result.status == "failed"
+    assert result.error.startswith("TimeoutError: read timed out talking to the model server")
+    assert "no result within" not in result.error
+    assert result.attempts == 2  # a timeout may pass: retried

@@ -327,3 +327,22 @@ def test_model_limit_below_one_is_a_clear_error(compiled, make_context, three_ti
     assert result.status == "failed"
     assert "max_loaded_models is 0" in result.error
     assert "HUGGINGGPT_MAX_LOADED_MODELS" in result.error
+
+
+def test_limits_from_the_command_line(capsys, workspace):
+    from graph.cli import main
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "caption-translate-speak.json"
+    code = main(["run", "draw, caption, translate, speak", "--dry-run", "--plan", str(example),
+                 "--latency-scale", "1", "--max-run-time", "0.3", "--max-loaded-models", "2",
+                 "--max-download-total-mb", "5", "--json", "--thread", "lim-1",
+                 "--workspace", str(workspace)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["status"] == "completed"
+    unfinished = [r for r in doc["results"].values() if r["status"] != "done"]
+    assert unfinished and all("max_run_s=0.3 s" in r["error"] for r in unfinished)
+    saved = json.loads((workspace / "threads" / "lim-1.json").read_text())["context"]
+    assert (saved["max_run_s"], saved["max_loaded_models"], saved["max_download_total_mb"]) \
+        == (0.3, 2, 5.0)  # resume uses the same limits
