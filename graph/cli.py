@@ -88,6 +88,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--max-subtasks", type=int)
     run.add_argument("--subtask-timeout", type=float, help="seconds per model call")
     run.add_argument("--subtask-retries", type=int, help="retries of transient errors")
+    run.add_argument("--max-run-time", type=float, metavar="SECONDS",
+                     help="wall time of the execution: unfinished subtasks are abandoned")
+    run.add_argument("--max-download-total-mb", type=float,
+                     help="megabytes all URL inputs of the run may download together")
+    run.add_argument("--max-loaded-models", type=int,
+                     help="local models held in memory at once")
     run.add_argument("--latency-scale", type=float,
                      help="dry-run: multiply simulated latencies by this")
     common(run)
@@ -165,7 +171,9 @@ def _context(args: argparse.Namespace) -> Context:
         "planner_llm": args.planner_llm, "selector_llm": args.selector_llm,
         "responder_llm": args.responder_llm, "backend": args.backend,
         "max_subtasks": args.max_subtasks, "subtask_timeout_s": args.subtask_timeout,
-        "subtask_retries": args.subtask_retries,
+        "subtask_retries": args.subtask_retries, "max_run_s": args.max_run_time,
+        "max_download_total_mb": args.max_download_total_mb,
+        "max_loaded_models": args.max_loaded_models,
         "dry_run_latency_scale": args.latency_scale, "workspace": args.workspace,
         "hf_provider": args.hf_provider, "latency_budget_s": args.latency_budget,
         "allow_private_urls": args.allow_private_urls or None, "planner": args.planner,

@@ -166,6 +166,26 @@ class Context:
             return "gpt-4o-mini"
         return None
 
+    max_run_s: float = _env_factory("HUGGINGGPT_MAX_RUN_S", default=1800.0, cast=float)
+    """Wall-time limit of the execute stage of a run, in seconds (``--max-run-time``):
+    subtasks not finished when it is reached are abandoned (failed, or skipped if they
+    had not started) with the limit as the reason, and the run still responds. The LLM
+    stages are bounded by ``llm_timeout_s`` and ``llm_max_retries``; time spent waiting
+    for an approval does not count; a resumed run gets the limit afresh."""
+    max_download_total_mb: float = _env_factory(
+        "HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", default=200.0, cast=float
+    )
+    """Megabytes that all URL inputs of one run may download together
+    (``--max-download-total-mb``; ``max_download_mb`` bounds each URL)."""
+    max_loaded_models: int = _env_factory("HUGGINGGPT_MAX_LOADED_MODELS", default=3, cast=int)
+    """Local models held in memory at once, in use or cached (``--max-loaded-models``);
+    the least recently used is dropped first, and a load waits while all are in use."""
+    dry_run_faults: dict[str, Any] | None = _env_factory(
+        "HUGGINGGPT_DRY_RUN_FAULTS", default=None, cast=json.loads
+    )
+    """dry-run: faults the simulated experts inject (see :class:`tools.faults.FaultSpec`),
+    e.g. ``{"rates": {"transient": 0.1, "hang": 0.05}, "seed": 7}``; None: no faults."""
+
 
 _NOT_RECORDED = {"replay"}
 

@@ -145,7 +145,8 @@ def validate_plan(
     if len(items) > max_subtasks:  # not examined further: bounded work on any input
         return [], [
             f"the plan has {len(items)} subtasks but at most {max_subtasks} are allowed: "
-            "merge or drop steps"
+            f"merge or drop steps (limit max_subtasks={max_subtasks}; raise it with "
+            "--max-subtasks or HUGGINGGPT_MAX_SUBTASKS)"
         ]
     subtasks: list[Subtask] = []
     for position, item in enumerate(items):

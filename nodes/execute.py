@@ -14,6 +14,13 @@ a model that keeps failing hands over to the next candidate; when none is left t
 subtask fails. A subtask whose dependency did not finish is skipped with the reason.
 A failing subtask never cancels its siblings.
 
+Every tool output is checked against its task type's declared outputs (a missing,
+empty, wrongly typed or malformed output, or a reference to a missing file, fails the
+attempt like an exception). Per run, the execution is bounded in time (``max_run_s``:
+subtasks not finished by then are abandoned, failed or skipped with the limit as the
+reason, and the run still responds with what finished) and in downloaded bytes
+(``max_download_total_mb`` over all URL inputs).
+
 The node has a sync and an async implementation over the same logic, so the graph
 works with ``invoke`` as well as ``ainvoke``, ``astream`` and the LangGraph server.
 """
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import math
 import time
 import uuid
 from collections.abc import Callable
@@ -37,10 +45,13 @@ from graph.context import Context, context_of
 from graph.state import Attempt, ResultStatus, State, SubtaskResult
 from tools.artifacts import ArtifactStore, is_artifact_ref
 from tools.catalog import DEFAULT_CATALOG, load_catalog
-from tools.errors import ArgumentError, ToolTimeoutError, TransientToolError
-from tools.fetch import FetchLimits, fetch_url
+from tools.dry_run import DRY_RUN_BACKEND
+from tools.errors import ArgumentError, LimitExceededError, ToolTimeoutError, TransientToolError
+from tools.fetch import DownloadBudget, FetchLimits, fetch_url
 from tools.inputs import resolve_input_file
 from tools.kinds import as_text, generated_ref, is_url
+from tools.local import LOCAL_BACKEND
+from tools.redact import redact
 from tools.registry import ToolContext, find_tools, normalize_outputs, run_settings
 from tools.selection import model_cards
 from tools.tasks import get_task_type
@@ -84,6 +95,27 @@ class Job:
     """The run's per-backend settings, given to tools through ``run_settings``."""
     max_file_bytes: int = 100 * 1024 * 1024
     """The largest local input file a subtask may read."""
+    deadline: float | None = None
+    """``time.monotonic()`` by which the run's execution must end (None: no limit)."""
+    max_run_s: float = math.inf
+    """The run's ``max_run_s``, for the message when the deadline is reached."""
+
+
+DEADLINE_GRACE_S = 2.0
+"""How much longer than the run's deadline a dependent waits for a dependency's result
+(each subtask posts one by the deadline, unless a tool blocks its event loop)."""
+
+
+def remaining_s(job: Job) -> float:
+    """Seconds left before the run's deadline (infinite without one)."""
+    return math.inf if job.deadline is None else job.deadline - time.monotonic()
+
+
+def run_time_limit(job: Job, what: str) -> LimitExceededError:
+    """The error that says the run's time limit ended ``what``."""
+    return LimitExceededError(
+        f"the run's time limit was reached {what}", setting="max_run_s",
+        value=job.max_run_s, unit=" s", env="HUGGINGGPT_MAX_RUN_S", flag="--max-run-time")
 
 
 class Board:
@@ -95,11 +127,13 @@ class Board:
 
     _open: dict[str, Board] = {}
 
-    def __init__(self, ids: list[int]) -> None:
+    def __init__(self, ids: list[int], downloads: DownloadBudget | None = None) -> None:
         self.key = uuid.uuid4().hex
         self.futures: dict[int, concurrent.futures.Future[dict[str, Any]]] = {
             i: concurrent.futures.Future() for i in ids
         }
+        self.downloads = downloads
+        """The run's download budget, shared by its subtasks."""
         Board._open[self.key] = self
 
     @classmethod
@@ -114,12 +148,29 @@ class Board:
         if not future.done():
             future.set_result(result)
 
-    def wait(self, ids: list[int]) -> dict[int, dict[str, Any]]:
+    def wait(self, ids: list[int], timeout: float | None = None) -> dict[int, dict[str, Any]]:
+        """The results of ``ids``, waiting for them.
+
+        Raises:
+            TimeoutError: not all of them came within ``timeout`` seconds.
+        """
+        done, _ = concurrent.futures.wait([self.futures[i] for i in ids], timeout)
+        if len(done) < len(set(ids)):
+            raise TimeoutError(f"no result from subtasks {ids} within {timeout:g}s")
         return {i: self.futures[i].result() for i in ids}
 
-    async def await_all(self, ids: list[int]) -> dict[int, dict[str, Any]]:
-        results = await asyncio.gather(*(asyncio.wrap_future(self.futures[i]) for i in ids))
-        return dict(zip(ids, results, strict=True))
+    async def await_all(
+        self, ids: list[int], timeout: float | None = None
+    ) -> dict[int, dict[str, Any]]:
+        """The async form of :meth:`wait` (the futures are not cancelled on a timeout:
+        other dependents may still wait for them)."""
+        if not ids:
+            return {}
+        waiting = {asyncio.wrap_future(self.futures[i]) for i in set(ids)}
+        _, pending = await asyncio.wait(waiting, timeout=timeout)
+        if pending:
+            raise TimeoutError(f"no result from subtasks {ids} within {timeout:g}s")
+        return {i: self.futures[i].result() for i in ids}
 
 
 def _result(job: Job, status: ResultStatus, **fields: Any) -> dict[str, Any]:
@@ -141,8 +192,16 @@ def _resolve_file(value: str, job: Job, store: ArtifactStore) -> Path:
     return resolve_input_file(value, store.workspace, job.files, job.max_file_bytes)
 
 
-def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore) -> dict[str, Any]:
-    """Turn plan arguments into tool arguments: text as ``str``, files as ``Path``."""
+def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore,
+                 downloads: DownloadBudget | None = None) -> dict[str, Any]:
+    """Turn plan arguments into tool arguments: text as ``str``, files as ``Path``; URL
+    inputs are downloaded within ``downloads``, the run's budget.
+
+    Raises:
+        ArgumentError: an input cannot be resolved (said why).
+        LimitExceededError: the run's download budget is spent.
+        TransientToolError: a download failed in a way that may pass.
+    """
     task_type = get_task_type(job.task)
     assert task_type is not None, "validated plans name known task types"
     resolved: dict[str, Any] = {}
@@ -162,7 +221,7 @@ def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore
             produced = source["outputs"][output.name]
             if is_artifact_ref(produced):
                 path = store.resolve(produced)
-                resolved[name] = path.read_text(encoding="utf-8") if kind == "text" else path
+                resolved[name] = _read_text(path, ref) if kind == "text" else path
             elif kind in FILE_KINDS:
                 raise ArgumentError(f"subtask {ref} gave no {kind} file for {name!r}, only "
                                     f"a {type(produced).__name__}")
@@ -170,7 +229,7 @@ def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore
                 resolved[name] = as_text(produced) if kind == "text" else produced
         elif kind in FILE_KINDS:
             if is_url(value):
-                fetched = fetch_url(value, kind, store, FetchLimits(**job.fetch))
+                fetched = fetch_url(value, kind, store, FetchLimits(**job.fetch), downloads)
                 resolved[name] = store.resolve(fetched)
             else:
                 resolved[name] = _resolve_file(value, job, store)
@@ -179,52 +238,111 @@ def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore
     return resolved
 
 
+def _read_text(path: Path, source: int) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ArgumentError(f"the text output of subtask {source} cannot be read from "
+                            f"{path.name}: {exc}") from exc
+
+
 async def _call_tool(tool_fn: Callable[..., Any], is_async: bool, kwargs: dict[str, Any],
                      timeout_s: float) -> Any:
+    """Call a tool within ``timeout_s``; a ``TimeoutError`` the tool raises itself stays
+    what it is (it is not this timeout)."""
     try:
-        if is_async:
-            return await asyncio.wait_for(tool_fn(**kwargs), timeout_s)
-        return await asyncio.wait_for(in_thread(tool_fn, **kwargs), timeout_s)
+        async with asyncio.timeout(_finite(timeout_s)) as limit:
+            if is_async:
+                return await tool_fn(**kwargs)
+            return await in_thread(tool_fn, **kwargs)
     except TimeoutError as exc:
-        raise ToolTimeoutError(
-            f"no result within {timeout_s:g}s; the call was abandoned"
-        ) from exc
+        if limit.expired():
+            raise ToolTimeoutError(
+                f"no result within {timeout_s:g}s; the call was abandoned") from exc
+        raise
+
+
+def _finite(seconds: float) -> float | None:
+    """A delay for ``asyncio.timeout``: None for no limit, never negative."""
+    return None if math.isinf(seconds) else max(seconds, 0.0)
+
+
+def describe_error(exc: BaseException) -> str:
+    """``Type: message``, saying so when the message is empty, without secrets (an
+    endpoint's error may echo a token)."""
+    try:
+        message = redact(str(exc).strip())
+    except Exception:  # a broken __str__ must not hide the failure
+        message = ""
+    return f"{type(exc).__name__}: {message or '(no message)'}"
+
+
+def _emit_end(job: Job, emit: Emit, status: ResultStatus, error: str) -> None:
+    emit({"type": "subtask", "id": job.id, "task": job.task, "event": status, "error": error})
 
 
 def _failed_inputs(job: Job, exc: Exception, emit: Emit) -> dict[str, Any]:
-    error = f"{type(exc).__name__}: {exc}"
-    emit({"type": "subtask", "id": job.id, "task": job.task, "event": "failed", "error": error})
+    error = describe_error(exc)
+    _emit_end(job, emit, "failed", error)
     return _result(job, "failed", error=error)
 
 
+def _not_started(job: Job, emit: Emit, what: str) -> dict[str, Any]:
+    error = describe_error(run_time_limit(job, what))
+    _emit_end(job, emit, "skipped", error)
+    return _result(job, "skipped", error=error)
+
+
+async def _resolve_inputs(job: Job, deps: dict[int, dict[str, Any]],
+                          store: ArtifactStore) -> dict[str, Any]:
+    """:func:`resolve_args` in a thread, retrying transient download failures, within
+    the run's deadline.
+
+    Raises:
+        ArgumentError, LimitExceededError, TransientToolError (its retries spent).
+    """
+    downloads = Board.get(job.board).downloads
+    attempt = 0
+    while True:
+        try:
+            async with asyncio.timeout(_finite(remaining_s(job))) as limit:
+                return await in_thread(resolve_args, job, deps, store, downloads)
+        except TimeoutError as exc:
+            if limit.expired():
+                raise run_time_limit(job, "while its inputs were being resolved") from exc
+            raise
+        except TransientToolError:
+            delay = job.backoff_s * 2**attempt
+            if attempt == job.retries or delay >= remaining_s(job):
+                raise
+        await asyncio.sleep(delay)
+        attempt += 1
+
+
 async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict[str, Any]:
-    """The per-subtask state machine: skip, or try models with retries, then fail."""
+    """The per-subtask state machine: skip, or try models with retries, then fail; all
+    within the run's deadline."""
     if (reason := _skip_reason(job, deps)) is not None:
-        emit({"type": "subtask", "id": job.id, "task": job.task, "event": "skipped",
-              "error": reason})
+        _emit_end(job, emit, "skipped", reason)
         return _result(job, "skipped", error=reason)
     if not job.candidates:
-        emit({"type": "subtask", "id": job.id, "task": job.task, "event": "failed",
-              "error": job.no_model_reason})
+        _emit_end(job, emit, "failed", job.no_model_reason)
         return _result(job, "failed", error=job.no_model_reason)
+    if remaining_s(job) <= 0:
+        return _not_started(job, emit, "before this subtask could start")
 
     task_type = get_task_type(job.task)
     assert task_type is not None
     # File-system work runs in threads: an event loop (the LangGraph server's) never blocks.
     store = await in_thread(ArtifactStore, job.workspace, job.thread_id)
     started = time.monotonic()
-    for attempt in range(job.retries + 1):  # downloads of URL inputs may fail transiently
-        try:
-            args = await in_thread(resolve_args, job, deps, store)
-            break
-        except TransientToolError as exc:
-            if attempt == job.retries:
-                return _failed_inputs(job, exc, emit)
-            await asyncio.sleep(job.backoff_s * 2**attempt)
-        except ArgumentError as exc:
-            return _failed_inputs(job, exc, emit)
+    try:
+        args = await _resolve_inputs(job, deps, store)
+    except (ArgumentError, LimitExceededError, TransientToolError, OSError) as exc:
+        return _failed_inputs(job, exc, emit)
 
     log: list[Attempt] = []
+    stopped: LimitExceededError | None = None
     for candidate in job.candidates[: job.max_models]:
         model, backend = candidate["model"], candidate["backend"]
         tools = find_tools(job.task, model, [backend])
@@ -239,28 +357,45 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
             latency_scale=job.latency_scale,
         )
         for attempt in range(job.retries + 1):
+            left = remaining_s(job)
+            if left <= 0:
+                stopped = run_time_limit(job, f"before attempt {len(log) + 1} could start")
+                break
+            context.extra["call"] = len(log)
             emit({"type": "subtask", "id": job.id, "task": job.task, "event": "started",
                   "model": model, "backend": backend, "attempt": len(log) + 1})
             t0, at = time.monotonic(), time.time()
             try:
-                value = await _call_tool(
-                    tool.fn, tool.is_async, tool.call_kwargs(args, model, context), job.timeout_s
-                )
+                try:
+                    value = await _call_tool(tool.fn, tool.is_async,
+                                             tool.call_kwargs(args, model, context),
+                                             min(job.timeout_s, left))
+                except ToolTimeoutError as exc:
+                    if job.timeout_s > left:  # the run's deadline, not the subtask timeout
+                        raise run_time_limit(
+                            job, f"while {model} ran; the call was abandoned") from exc
+                    raise
                 outputs = await in_thread(normalize_outputs, task_type, value, store)
             except Exception as exc:  # a tool's failure becomes data: the attempt log
-                transient = isinstance(exc, TRANSIENT_ERRORS)
                 log.append(Attempt(model=model, backend=backend, ok=False,
-                                   error=str(exc)[:500], error_type=type(exc).__name__,
+                                   error=describe_error(exc).partition(": ")[2][:500],
+                                   error_type=type(exc).__name__,
                                    latency_s=round(time.monotonic() - t0, 4), at=at))
-                if transient and attempt < job.retries:
-                    delay = job.backoff_s * 2**attempt
+                if isinstance(exc, LimitExceededError) and exc.setting == "max_run_s":
+                    stopped = exc
+                    break
+                delay = job.backoff_s * 2**attempt
+                if isinstance(exc, TRANSIENT_ERRORS) and attempt < job.retries:
+                    if delay >= remaining_s(job):
+                        stopped = run_time_limit(
+                            job, f"before retry {attempt + 1} of {model} could start")
+                        break
                     emit({"type": "subtask", "id": job.id, "task": job.task, "event": "retry",
-                          "model": model, "error": f"{type(exc).__name__}: {exc}",
-                          "delay_s": delay})
+                          "model": model, "error": describe_error(exc), "delay_s": delay})
                     await asyncio.sleep(delay)
                     continue
                 emit({"type": "subtask", "id": job.id, "task": job.task, "event": "model_failed",
-                      "model": model, "error": f"{type(exc).__name__}: {exc}"})
+                      "model": model, "error": describe_error(exc)})
                 break
             log.append(Attempt(model=model, backend=backend, ok=True,
                                latency_s=round(time.monotonic() - t0, 4), at=at))
@@ -269,12 +404,17 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                   "model": model, "latency_s": latency})
             return _result(job, "done", model=model, backend=backend, outputs=outputs,
                            attempts=len(log), attempt_log=log, latency_s=latency)
+        if stopped is not None:
+            break
 
     last = log[-1] if log else None
     tried = ", ".join(dict.fromkeys(f"{a.model} ({a.error_type})" for a in log if not a.ok))
-    error = f"{last.error_type}: {last.error}" if last else "no candidate model"
+    if stopped is not None:
+        error = describe_error(stopped)
+    else:
+        error = f"{last.error_type}: {last.error}" if last else "no candidate model"
     error += f" [tried: {tried}]" if tried else ""
-    emit({"type": "subtask", "id": job.id, "task": job.task, "event": "failed", "error": error})
+    _emit_end(job, emit, "failed", error)
     return _result(job, "failed", model=last.model if last else None,
                    backend=last.backend if last else None, attempts=len(log),
                    attempt_log=log, error=error,
@@ -285,26 +425,56 @@ def _job(data: dict[str, Any]) -> Job:
     return Job(**data)
 
 
+def _dependency_wait_s(job: Job) -> float | None:
+    """How long to wait for the dependencies: until the deadline and a grace period."""
+    left = remaining_s(job)
+    return None if math.isinf(left) else max(left, 0.0) + DEADLINE_GRACE_S
+
+
+def _no_dependency_result(job: Job, emit: Emit) -> dict[str, Any]:
+    return _not_started(job, emit, f"while it waited for subtasks {job.dep}")
+
+
 @task(name="subtask")  # type: ignore[arg-type]  # langgraph types tasks loosely
 def run_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
     """One subtask, on the sync path: wait for dependencies, then run."""
     job = _job(job_data)
-    deps = Board.get(job.board).wait(job.dep)
+    emit = get_stream_writer()
+    try:
+        deps = Board.get(job.board).wait(job.dep, _dependency_wait_s(job))
+    except TimeoutError:
+        return _no_dependency_result(job, emit)
     with run_settings(job.settings):
-        return asyncio.run(run_job(job, deps, get_stream_writer()))
+        return asyncio.run(run_job(job, deps, emit))
 
 
 @task(name="subtask")  # type: ignore[arg-type]
 async def arun_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
     """One subtask, on the async path: wait for dependencies, then run."""
     job = _job(job_data)
-    deps = await Board.get(job.board).await_all(job.dep)
+    emit = get_stream_writer()
+    try:
+        deps = await Board.get(job.board).await_all(job.dep, _dependency_wait_s(job))
+    except TimeoutError:
+        return _no_dependency_result(job, emit)
     with run_settings(job.settings):
-        return await run_job(job, deps, get_stream_writer())
+        return await run_job(job, deps, emit)
 
 
-def _jobs(state: State, context: Context, board: Board) -> list[Job]:
+def _backend_settings(context: Context) -> dict[str, dict[str, Any]]:
+    """The run's settings for the backends: the context's own, the local backend's model
+    bound, and the faults the simulated experts inject."""
+    settings = context.backend_settings()
+    settings[LOCAL_BACKEND] = {**settings.get(LOCAL_BACKEND, {}),
+                               "max_loaded": context.max_loaded_models}
+    if context.dry_run_faults:
+        settings[DRY_RUN_BACKEND] = {"faults": context.dry_run_faults}
+    return settings
+
+
+def _jobs(state: State, context: Context, board: Board, deadline: float) -> list[Job]:
     catalog = load_catalog(context.catalog or DEFAULT_CATALOG)
+    settings = _backend_settings(context)
     thread_id = str(get_config().get("configurable", {}).get("thread_id", "default"))
     workspace = str(Path(context.workspace).resolve())
     jobs = []
@@ -328,7 +498,7 @@ def _jobs(state: State, context: Context, board: Board) -> list[Job]:
             fetch={"max_bytes": int(context.max_download_mb * 1024 * 1024),
                    "timeout_s": context.download_timeout_s,
                    "allow_private": context.allow_private_urls},
-            settings=context.backend_settings(),
+            settings=settings, deadline=deadline, max_run_s=context.max_run_s,
             max_file_bytes=int(context.max_file_mb * 1024 * 1024),
         ))
     return jobs
@@ -360,12 +530,19 @@ def _start(jobs: list[Job], board: Board, subtask_task: Any) -> list[Any]:
     return futures
 
 
+def _board(state: State, context: Context) -> tuple[Board, float]:
+    """The run's board (with its download budget) and its deadline, from now."""
+    budget = DownloadBudget(int(context.max_download_total_mb * 1024 * 1024))
+    return Board([st.id for st in state.plan], budget), time.monotonic() + context.max_run_s
+
+
 def execute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Run the plan (sync path)."""
     get_stream_writer()({"type": "stage", "stage": "execute", "event": "start"})
-    board = Board([st.id for st in state.plan])
+    context = context_of(runtime)
+    board, deadline = _board(state, context)
     try:
-        jobs = _jobs(state, context_of(runtime), board)
+        jobs = _jobs(state, context, board, deadline)
         return _update([f.result() for f in _start(jobs, board, run_subtask)])
     finally:
         board.close()
@@ -374,9 +551,10 @@ def execute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 async def aexecute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Run the plan (async path)."""
     get_stream_writer()({"type": "stage", "stage": "execute", "event": "start"})
-    board = Board([st.id for st in state.plan])
+    context = context_of(runtime)
+    board, deadline = _board(state, context)
     try:
-        jobs = await in_thread(_jobs, state, context_of(runtime), board)  # reads the catalog
+        jobs = await in_thread(_jobs, state, context, board, deadline)  # reads the catalog
         return _update(list(await asyncio.gather(*_start(jobs, board, arun_subtask))))
     finally:
         board.close()

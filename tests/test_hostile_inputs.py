@@ -363,12 +363,13 @@ def test_a_reference_to_a_subtask_that_is_not_a_dependency(workspace):
 
 
 @pytest.mark.parametrize(("returned", "expected"), [
-    (_ref("../outside/secret.png"), "bad artifact reference: artifact path '../outside/secret.png' "
-                                    "refused: it is outside the workspace"),
+    (_ref("../outside/secret.png"), "the image artifact it names is unusable: artifact path "
+                                    "'../outside/secret.png' refused: it is outside the "
+                                    "workspace"),
     (_ref("threads/t.json"), "is outside the artifact store"),
     ("CANARY", "which is outside the workspace"),
     ("/etc/passwd", "which is outside the workspace"),
-    ("/dev/zero", "expected a image file path, got str"),
+    ("/dev/zero", "expected an image file path, got str '/dev/zero', which is not a file"),
 ])
 def test_tool_outputs_cannot_point_outside_the_store(returned, expected, workspace, guard):
     _seed_workspace(workspace)
@@ -401,7 +402,7 @@ def test_a_tool_returning_a_foreign_ref_fails_and_dependents_are_skipped(
     ]}})
     out = run(compiled, make_context(backend="test"))
     assert out["results"][0].status == "failed"
-    assert "bad artifact reference" in out["results"][0].error
+    assert "the image artifact it names is unusable" in out["results"][0].error
     assert "outside the workspace" in out["results"][0].error
     assert out["results"][1].status == "skipped" and seen == []
 
@@ -665,7 +666,7 @@ def test_content_must_fit_the_kind(kind, ctype, body, expected, site, workspace)
 
 @pytest.mark.parametrize(("length", "expected"), [
     (True, "is 3145728 bytes; the limit is 1048576"),  # refused from the header
-    (False, "is larger than the limit of 1048576 bytes"),  # no length: counted while read
+    (False, "is over 1048576 bytes; the limit is 1048576 bytes per URL"),  # counted while read
 ])
 def test_download_size_is_bounded(length, expected, site, workspace):
     site.serve("/big.png", PNG + b"\x00" * (3 * MB - len(PNG)), length=length)
@@ -815,7 +816,8 @@ def test_a_huge_plan_is_rejected_at_once():
     started = time.monotonic()
     subtasks, problems = validate_plan(items, max_subtasks=10)
     assert problems == ["the plan has 100000 subtasks but at most 10 are allowed: "
-                        "merge or drop steps"]
+                        "merge or drop steps (limit max_subtasks=10; raise it with "
+                        "--max-subtasks or HUGGINGGPT_MAX_SUBTASKS)"]
     assert subtasks == [] and time.monotonic() - started < 1
 
 

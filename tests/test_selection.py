@@ -96,3 +96,26 @@ def test_translation_candidates_must_write_the_target_language():
     assert "Helsinki-NLP/opus-mt-en-fr" in models
     assert "Helsinki-NLP/opus-mt-en-de" not in models  # not even as a fallback
     assert all(c.parts["target"] > 0 for c in ranked)
+
+
+def test_no_model_for_the_target_language_says_so(compiled, make_context):
+    plan = [{"id": 0, "task": "translation", "dep": [],
+             "args": {"text": "The meeting moved to Thursday.", "tgt_lang": "it"}}]
+    out = run(compiled, make_context(plan=plan, backend="dry-run", offline=True))
+    reason = out["selections"][0].reason
+    assert out["selections"][0].model is None
+    assert "dry-run: none of" in reason and "writes the target language" in reason
+    assert "no tool" not in reason  # the simulated experts serve every task type
+    assert reason in out["response"]
+
+
+def test_embedding_cache_is_compact_and_bounded():
+    from tools import selection
+
+    vectors = selection._embed([f"request number {i}" for i in range(3)])
+    assert len(vectors[0]) == 384 and isinstance(vectors[0][0], float)
+    for i in range(selection.EMBEDDING_CACHE_SIZE + 10):
+        selection._embed([f"another request {i}"])
+    assert len(selection._embeddings) == selection.EMBEDDING_CACHE_SIZE
+    entry = next(iter(selection._embeddings.values()))
+    assert entry.itemsize == 4  # float32, as MiniLM computes them

@@ -3,6 +3,9 @@
 Each simulated expert sleeps for its model's expected latency (times a scale) and returns
 typed placeholders: text that says it is simulated, a real 8x8 PNG, a real silent WAV,
 a small vector, labels. The files are valid, so downstream tools and viewers accept them.
+
+With the run setting ``dry_run_faults`` they also misbehave on purpose: raise, hang,
+return empty, malformed or wrongly typed outputs (see :mod:`tools.faults`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ import wave
 import zlib
 from typing import Any
 
-from tools.registry import ANY_TASK, ToolContext, register_tool
+from tools.errors import ToolExecutionError
+from tools.faults import RAISING, WAITING, FaultSpec, raise_or_wait, spoil
+from tools.registry import ANY_TASK, ToolContext, backend_settings, register_tool
 from tools.tasks import get_task_type
 from tools.threads import in_thread
 
@@ -76,10 +81,25 @@ def _placeholders(ctx: ToolContext) -> dict[str, Any]:
     return {o.name: _placeholder(o.kind, ctx) for o in task_type.outputs}
 
 
+def _fault_spec() -> FaultSpec | None:
+    try:
+        return FaultSpec.parse(backend_settings(DRY_RUN_BACKEND).get("faults"))
+    except (TypeError, ValueError) as exc:
+        raise ToolExecutionError(str(exc)) from exc
+
+
 async def simulate(ctx: ToolContext, **args: Any) -> dict[str, Any]:
-    """Sleep for the model's expected latency and return typed placeholders."""
+    """Sleep for the model's expected latency and return typed placeholders, or inject
+    the fault the run's ``dry_run_faults`` choose for this call."""
+    spec = _fault_spec()
+    fault = spec.choose(ctx) if spec is not None else None
+    if spec is not None and fault in RAISING | WAITING:
+        await raise_or_wait(fault, ctx, spec.hang_s)
     await asyncio.sleep(ctx.expected_latency_s * ctx.latency_scale)
-    return await in_thread(_placeholders, ctx)  # file writes off the event loop
+    outputs = await in_thread(_placeholders, ctx)  # file writes off the event loop
+    if fault is None or fault in WAITING:
+        return outputs
+    return await in_thread(spoil, fault, outputs, ctx)
 
 
 register_tool(simulate, ANY_TASK, backend=DRY_RUN_BACKEND, simulated=True, name="simulate")

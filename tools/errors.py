@@ -13,7 +13,9 @@ __all__ = [
     "ToolExecutionError",
     "TransientToolError",
     "ToolTimeoutError",
+    "ToolOutputError",
     "ArgumentError",
+    "LimitExceededError",
     "NoModelAvailableError",
     "LLMNotConfiguredError",
     "LLMCallError",
@@ -44,9 +46,32 @@ class ToolTimeoutError(TransientToolError):
     """A tool did not finish within its subtask's timeout."""
 
 
+class ToolOutputError(ToolExecutionError):
+    """A tool returned something its task type does not declare: no output, an output of
+    the wrong type, a malformed value, a reference to a file that is not there."""
+
+
 class ArgumentError(HuggingGPTError, ValueError):
     """A subtask argument cannot be resolved: a missing file, a path outside the
     workspace, an output of the wrong kind."""
+
+
+class LimitExceededError(HuggingGPTError):
+    """A per-run limit was reached. The message names the limit, its value and how to
+    raise it; trying again within the same run does not help.
+
+    Attributes:
+        setting: the :class:`~graph.context.Context` field of the limit.
+        value: its value for this run.
+    """
+
+    def __init__(self, what: str, *, setting: str, value: float, unit: str = "",
+                 env: str, flag: str | None = None) -> None:
+        self.setting, self.value = setting, value
+        how = f"{flag} or {env}" if flag else env
+        super().__init__(
+            f"{what} (limit {setting}={value:g}{unit}; raise it with {how})"
+        )
 
 
 class NoModelAvailableError(HuggingGPTError):

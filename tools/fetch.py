@@ -14,6 +14,7 @@ within the time limit; the body is read in chunks up to the size limit and is no
 decompressed. The declared content type must fit the argument's kind (an HTML page is
 not an image), and so must the first bytes of the body (a PNG starts like a PNG).
 Environment proxies and ``.netrc`` credentials are never used.
+A :class:`DownloadBudget` bounds what all the URL inputs of one run download together.
 """
 
 from __future__ import annotations
@@ -21,17 +22,19 @@ from __future__ import annotations
 import ipaddress
 import socket
 import ssl
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
 from tools.artifacts import ArtifactStore
-from tools.errors import ArgumentError, TransientToolError
+from tools.errors import ArgumentError, LimitExceededError, TransientToolError
 
-__all__ = ["FetchLimits", "fetch_url", "check_url", "checked_addresses", "is_public_address",
-           "sniff"]
+__all__ = ["FetchLimits", "DownloadBudget", "fetch_url", "check_url", "checked_addresses",
+           "is_public_address", "sniff"]
 
 _CONTENT_TYPES = {
     "image": ("image/",),
@@ -64,6 +67,66 @@ class FetchLimits:
     """For the whole download: connecting, every redirect, headers and body."""
     allow_private: bool = False
     max_redirects: int = 5
+
+    def too_big(self) -> str:
+        return (f"the limit is {self.max_bytes} bytes per URL (max_download_mb; raise it "
+                "with HUGGINGGPT_MAX_DOWNLOAD_MB)")
+
+
+class DownloadBudget:
+    """Bytes that the URL inputs of one run may download together; thread-safe, since
+    subtasks download in parallel.
+
+    A download reserves its declared size before it starts (so parallel downloads cannot
+    overshoot together, and the one that does not fit is refused before reading), and
+    counts what it reads beyond that as it arrives (for servers that declare no size).
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.used = 0
+        """Bytes read or reserved so far."""
+        self._lock = threading.Lock()
+
+    def _error(self, what: str) -> LimitExceededError:
+        return LimitExceededError(
+            f"{what}: the run's downloads would exceed their total limit",
+            setting="max_download_total_mb",
+            value=round(self.max_bytes / 1024 / 1024, 3), unit=" MB",
+            env="HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", flag="--max-download-total-mb")
+
+    @contextmanager
+    def download(self, url: str, declared: int) -> Iterator[Callable[[int], None]]:
+        """Reserve ``declared`` bytes for one download; yields the function to call
+        with the size of each chunk read. What was reserved and not read is given back.
+
+        Raises:
+            LimitExceededError: the declared size does not fit what is left, or the
+                bytes read go over it.
+        """
+        with self._lock:
+            if self.used + declared > self.max_bytes:
+                raise self._error(f"{url} was not downloaded ({declared} bytes; the run's "
+                                  f"URL inputs have already used {self.used} bytes)")
+            self.used += declared
+        read = 0
+
+        def count(size: int) -> None:
+            nonlocal read
+            beyond = max(0, read + size - max(declared, read))
+            read += size
+            with self._lock:
+                self.used += beyond
+                if beyond and self.used > self.max_bytes:
+                    raise self._error(f"the download of {url} was stopped after {read} "
+                                      f"bytes (the run's URL inputs have used {self.used})")
+
+        try:
+            yield count
+        finally:
+            if read < declared:
+                with self._lock:
+                    self.used -= declared - read
 
 
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -268,11 +331,14 @@ def _check_body(url: str, kind: str, head: bytes) -> str | None:
     return found
 
 
-def fetch_url(url: str, kind: str, store: ArtifactStore, limits: FetchLimits) -> dict[str, Any]:
-    """Download ``url`` into the store and return its artifact reference.
+def fetch_url(url: str, kind: str, store: ArtifactStore, limits: FetchLimits,
+              budget: DownloadBudget | None = None) -> dict[str, Any]:
+    """Download ``url`` into the store and return its artifact reference; the bytes read
+    count against ``budget`` (the run's total) when one is given.
 
     Raises:
         ArgumentError: the URL, an address, the size or the content is refused.
+        LimitExceededError: the run's download budget is spent.
         TransientToolError: the server could not be reached in time or answered 5xx
             (retryable).
     """
@@ -306,7 +372,7 @@ def fetch_url(url: str, kind: str, store: ArtifactStore, limits: FetchLimits) ->
                 if status != 200:
                     raise ArgumentError(f"{url}: HTTP {status}")
                 return _save(url, kind, fields, response.iter_stream(), store, limits,
-                             deadline)
+                             deadline, budget)
         except httpcore.TimeoutException as exc:
             raise TransientToolError(
                 f"{url}: no answer within the time limit of {limits.timeout_s:g}s") from exc
@@ -332,7 +398,8 @@ def _certificate_error(exc: BaseException) -> ssl.SSLCertVerificationError | Non
 
 
 def _save(url: str, kind: str, fields: dict[str, str], body: Iterable[bytes],
-          store: ArtifactStore, limits: FetchLimits, deadline: float) -> dict[str, Any]:
+          store: ArtifactStore, limits: FetchLimits, deadline: float,
+          budget: DownloadBudget | None) -> dict[str, Any]:
     content_type = fields.get("content-type", "").split(";")[0].strip().lower()
     if kind in _CONTENT_TYPES and not content_type.startswith(_CONTENT_TYPES[kind]):
         raise ArgumentError(f"{url} is {content_type or 'of no stated type'}, not {kind}: "
@@ -342,32 +409,36 @@ def _save(url: str, kind: str, fields: dict[str, str], body: Iterable[bytes],
     except ValueError:
         declared = 0
     if declared > limits.max_bytes:
-        raise ArgumentError(f"{url} is {declared} bytes; the limit is {limits.max_bytes} "
-                            "(max_download_mb): give a smaller file")
-    _, scratch = store.new_path(".part")
-    size = 0
-    head = b""
-    sniffed: str | None = None
-    try:
-        with scratch.open("wb") as out:
-            for chunk in body:
-                size += len(chunk)
-                if size > limits.max_bytes:
-                    raise ArgumentError(f"{url} is larger than the limit of {limits.max_bytes} "
-                                        "bytes (max_download_mb): give a smaller file")
-                if time.monotonic() > deadline:
-                    raise TransientToolError(f"{url}: download took over {limits.timeout_s:g}s")
-                if len(head) < _SNIFF_BYTES:
-                    head += chunk[: _SNIFF_BYTES - len(head)]
-                    if len(head) >= _SNIFF_BYTES:
-                        sniffed = _check_body(url, kind, head)
-                out.write(chunk)
-        if len(head) < _SNIFF_BYTES:
-            sniffed = _check_body(url, kind, head)
-        suffix = _SUFFIXES.get(sniffed or "", "") or _SUFFIXES.get(content_type, "")
-        final = scratch.with_name(scratch.name.removesuffix(".part") + suffix)
-        scratch.rename(final)
-        scratch = final
-        return store.add_file(scratch, kind, origin=url)
-    finally:
-        scratch.unlink(missing_ok=True)
+        raise ArgumentError(f"{url} is {declared} bytes; {limits.too_big()}")
+    metering = budget.download(url, declared) if budget is not None else nullcontext(None)
+    with metering as count:
+        _, scratch = store.new_path(".part")
+        size = 0
+        head = b""
+        sniffed: str | None = None
+        try:
+            with scratch.open("wb") as out:
+                for chunk in body:
+                    size += len(chunk)
+                    if count is not None:
+                        count(len(chunk))
+                    if size > limits.max_bytes:
+                        raise ArgumentError(f"{url} is over {limits.max_bytes} bytes; "
+                                            f"{limits.too_big()}")
+                    if time.monotonic() > deadline:
+                        raise TransientToolError(
+                            f"{url}: download took over {limits.timeout_s:g}s")
+                    if len(head) < _SNIFF_BYTES:
+                        head += chunk[: _SNIFF_BYTES - len(head)]
+                        if len(head) >= _SNIFF_BYTES:
+                            sniffed = _check_body(url, kind, head)
+                    out.write(chunk)
+            if len(head) < _SNIFF_BYTES:
+                sniffed = _check_body(url, kind, head)
+            suffix = _SUFFIXES.get(sniffed or "", "") or _SUFFIXES.get(content_type, "")
+            final = scratch.with_name(scratch.name.removesuffix(".part") + suffix)
+            scratch.rename(final)
+            scratch = final
+            return store.add_file(scratch, kind, origin=url)
+        finally:
+            scratch.unlink(missing_ok=True)

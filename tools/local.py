@@ -9,9 +9,11 @@ chat-style ``image-text-to-text``), the tool loads the model class and calls it 
 Models load lazily, on the first call that needs them, and only from local files: a
 model directory, or a hub id whose files are already in the Hugging Face cache. Nothing
 is downloaded. Loaded models stay in a small per-process LRU (see
-:func:`set_max_loaded`) keyed by (task, model id); two subtasks asking for the same
-model wait for one load. Code shipped with a model runs only when its catalog card says
-``trust_remote_code``. Importing this module imports neither torch nor transformers.
+:func:`set_max_loaded`; a run's ``max_loaded_models``) keyed by (task, model id); the
+bound counts models being loaded and models in use, so memory never holds more; two
+subtasks asking for the same model wait for one load. Code shipped with a model runs only
+when its catalog card says ``trust_remote_code``. Importing this module imports neither
+torch nor transformers.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+import time
 import wave
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from tools.catalog import DEFAULT_CATALOG, load_catalog
-from tools.errors import ToolExecutionError
+from tools.errors import LimitExceededError, ToolExecutionError
 from tools.registry import ToolContext, backend_settings, register_tool
 from tools.threads import MODEL_LOAD_LOCK
 
@@ -39,6 +42,7 @@ __all__ = [
     "is_available",
     "set_max_loaded",
     "loaded_models",
+    "peak_loaded",
     "clear_loaded",
     "load",
     "device_and_dtype",
@@ -47,6 +51,8 @@ __all__ = [
 
 LOCAL_BACKEND = "local"
 DEFAULT_MAX_LOADED = 3
+ROOM_WAIT_S = 300.0
+"""How long a load waits for a model slot while every loaded model is in use."""
 MAX_NEW_TOKENS = 128
 """Upper bound on generated tokens for every generating task."""
 MAX_TOP_K = 5
@@ -107,54 +113,112 @@ def is_available(model_id: str) -> bool:
 # ----------------------------------------------------------------------------- the LRU
 
 
-@dataclass
+@dataclass(eq=False)
 class _Entry:
     value: Any
     lock: threading.Lock = field(default_factory=threading.Lock)
     """Held while the model runs: fast tokenizers and pipelines are not thread-safe."""
+    users: int = 0
+    """Calls using the model now; an entry in use is never dropped (its memory would not
+    be freed anyway while a call holds it)."""
 
 
 class _ModelCache:
-    """A thread-safe LRU of loaded models; concurrent requests for one key load it once."""
+    """A thread-safe LRU of loaded models; concurrent requests for one key load it once.
+
+    The bound counts every model held in memory: cached ones and those being loaded. A
+    load first drops idle models, least recently used first; when every model is in use
+    it waits (at most :data:`ROOM_WAIT_S`) for one to become idle.
+    """
 
     def __init__(self, max_size: int) -> None:
         self.max_size = max_size
         self._entries: OrderedDict[tuple[str, str], _Entry] = OrderedDict()
         self._loading: dict[tuple[str, str], threading.Lock] = {}
+        self._pending = 0
+        """Loads in progress: they hold (or will hold) memory too."""
         self._lock = threading.Lock()
+        self._room = threading.Condition(self._lock)
+        self.peak = 0
+        """The most models held at once (cached and being loaded) since the last clear."""
 
-    def get(self, key: tuple[str, str], loader: Callable[[], Any]) -> _Entry:
+    def get(self, key: tuple[str, str], loader: Callable[[], Any],
+            limit: int | None = None, use: bool = False) -> _Entry:
+        """The entry for ``key``, loaded if needed, within ``limit`` models (None: the
+        current bound). With ``use`` the caller holds it until :meth:`release`.
+
+        Raises:
+            LimitExceededError: every model slot stayed in use for :data:`ROOM_WAIT_S`.
+        """
         with self._lock:
-            if (entry := self._hit(key)) is not None:
+            if limit is not None:
+                self.max_size = limit
+            if (entry := self._hit(key, use)) is not None:
                 return entry
             key_lock = self._loading.setdefault(key, threading.Lock())
         with key_lock:
             with self._lock:
-                if (entry := self._hit(key)) is not None:
+                if (entry := self._hit(key, use)) is not None:
                     return entry
+                self._make_room(key)
+                self._pending += 1
+                self.peak = max(self.peak, len(self._entries) + self._pending)
             try:
-                entry = _Entry(loader())
+                entry = _Entry(loader(), users=int(use))
             except BaseException:
                 with self._lock:
+                    self._pending -= 1
                     self._loading.pop(key, None)
+                    self._room.notify_all()
                 raise
             with self._lock:  # cached and no longer loading in one step: no gap to reload in
+                self._pending -= 1
                 self._loading.pop(key, None)
                 self._entries[key] = entry
                 self._evict()
             return entry
 
-    def _hit(self, key: tuple[str, str]) -> _Entry | None:
+    def release(self, entry: _Entry) -> None:
+        """A call is done with ``entry``; it may now be dropped."""
+        with self._lock:
+            entry.users -= 1
+            self._evict()
+            self._room.notify_all()
+
+    def _hit(self, key: tuple[str, str], use: bool) -> _Entry | None:
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
+            entry.users += int(use)
         return entry
 
-    def _evict(self) -> None:
+    def _make_room(self, key: tuple[str, str]) -> None:
+        """Under the lock: drop idle models until one more fits, waiting while all are in
+        use."""
+        deadline = time.monotonic() + ROOM_WAIT_S
+        while True:
+            self._evict(room_for=1)
+            if len(self._entries) + self._pending < self.max_size:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LimitExceededError(
+                    f"no room to load {key[1]!r}: the {self.max_size} loaded models stayed in "
+                    f"use for {ROOM_WAIT_S:g} s", setting="max_loaded_models",
+                    value=self.max_size, env="HUGGINGGPT_MAX_LOADED_MODELS",
+                    flag="--max-loaded-models")
+            self._room.wait(left)
+
+    def _evict(self, room_for: int = 0) -> None:
+        """Under the lock: drop idle models, least recently used first, until the cached
+        and loading ones plus ``room_for`` fit the bound."""
         evicted = False
-        while len(self._entries) > self.max_size:
-            self._entries.popitem(last=False)
-            evicted = True
+        for key in list(self._entries):
+            if len(self._entries) + self._pending + room_for <= self.max_size:
+                break
+            if self._entries[key].users == 0:
+                del self._entries[key]
+                evicted = True
         if evicted:
             _free_accelerator_memory()
 
@@ -168,8 +232,11 @@ class _ModelCache:
             return list(self._entries)
 
     def clear(self) -> None:
+        """Drop every idle model (a model in use goes when its call ends)."""
         with self._lock:
-            self._entries.clear()
+            for key in [k for k, e in self._entries.items() if e.users == 0]:
+                del self._entries[key]
+            self.peak = len(self._entries)
         _free_accelerator_memory()
 
 
@@ -180,7 +247,11 @@ LOAD_LOCK = MODEL_LOAD_LOCK
 
 
 def set_max_loaded(n: int) -> None:
-    """How many models may stay loaded at once (least recently used ones are dropped)."""
+    """How many models may stay loaded at once (least recently used ones are dropped).
+
+    A run sets it with ``max_loaded_models`` (the local backend's ``max_loaded``
+    setting), applied when the run loads a model.
+    """
     if n < 1:
         raise ValueError("at least one model must fit")
     _CACHE.resize(n)
@@ -191,8 +262,13 @@ def loaded_models() -> list[tuple[str, str]]:
     return _CACHE.keys()
 
 
+def peak_loaded() -> int:
+    """The most models held at once (cached or loading) since :func:`clear_loaded`."""
+    return _CACHE.peak
+
+
 def clear_loaded() -> None:
-    """Drop every loaded model."""
+    """Drop every loaded model that no call is using."""
     _CACHE.clear()
 
 
@@ -289,7 +365,7 @@ def load(task: str, model_id: str) -> Any:
     return _entry(task, model_id).value
 
 
-def _entry(task: str, model_id: str) -> _Entry:
+def _entry(task: str, model_id: str, use: bool = False) -> _Entry:
     def loader() -> Any:
         try:
             with LOAD_LOCK:
@@ -302,18 +378,34 @@ def _entry(task: str, model_id: str) -> _Entry:
                 f"{type(exc).__name__}: {_gist(exc)}"
             ) from exc
 
-    return _CACHE.get((_load_key(task), model_id), loader)
+    return _CACHE.get((_load_key(task), model_id), loader, _run_limit(), use)
+
+
+def _run_limit() -> int | None:
+    """The run's ``max_loaded_models`` (None outside a run: the current bound)."""
+    limit = backend_settings(LOCAL_BACKEND).get("max_loaded")
+    if limit is None:
+        return None
+    if int(limit) < 1:
+        raise ToolExecutionError(
+            f"max_loaded_models is {limit}: at least one model must fit; set "
+            "--max-loaded-models or HUGGINGGPT_MAX_LOADED_MODELS to 1 or more")
+    return int(limit)
 
 
 @contextmanager
 def _running(task: str, model_id: str) -> Iterator[Any]:
-    """The loaded model, held exclusively while it runs; memory errors become tool errors."""
-    entry = _entry(task, model_id)
-    with entry.lock, _out_of_memory_as_error(task, model_id):
-        import torch
+    """The loaded model, held exclusively while it runs (and never dropped meanwhile);
+    memory errors become tool errors."""
+    entry = _entry(task, model_id, use=True)
+    try:
+        with entry.lock, _out_of_memory_as_error(task, model_id):
+            import torch
 
-        with torch.inference_mode():
-            yield entry.value
+            with torch.inference_mode():
+                yield entry.value
+    finally:
+        _CACHE.release(entry)
 
 
 @contextmanager

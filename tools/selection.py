@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import math
 import threading
+from array import array
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from tools.catalog import Catalog, ModelCard
 from tools.dry_run import DRY_RUN_BACKEND
 from tools.registry import ANY_TASK, Tool, registered_tools
+from tools.tasks import get_task_type
 
 __all__ = [
     "HYBRID_ORDER",
@@ -103,18 +105,27 @@ def model_cards(task: str, catalog: Catalog) -> list[ModelCard]:
 
 def explain_unavailable(task: str, catalog: Catalog, mode: str) -> str:
     """Why no model can run ``task`` in this mode, backend by backend."""
-    tools = [t for t in registered_tools() if t.task in (task, ANY_TASK) and not t.simulated]
+    simulated = mode == DRY_RUN_BACKEND  # the simulated experts serve every task type
+    tools = [t for t in registered_tools()
+             if t.task in (task, ANY_TASK) and t.simulated == simulated]
     order = backend_order(mode, sorted({t.backend for t in tools}))
     if not order:
         return f"no backend is enabled in mode {mode!r}"
+    task_type = get_task_type(task)
+    by_language = task_type is not None and task_type.arg("tgt_lang") is not None
     reasons = []
     for backend in order:
         here = [t for t in tools if t.backend == backend]
+        models = list(_cards(task, catalog, here)) if here else []
         if not here:
             reasons.append(f"{backend}: no tool for {task}")
+        elif not models:
+            reasons.append(f"{backend}: no {task} model in the catalog")
         else:
-            models = list(_cards(task, catalog, here))
-            reasons.append(f"{backend}: none of {len(models)} model(s) can run now"
+            why = [] if simulated else ["can run now"]
+            why += ["writes the target language"] if by_language else []
+            reasons.append(f"{backend}: none of {len(models)} model(s) "
+                           + (" or ".join(why) or "can run now")
                            + (" (weights not cached, or no endpoint or token)"
                               if backend in ("local", "hf-inference") else ""))
     return "; ".join(reasons)
@@ -135,10 +146,12 @@ def detect_language(text: str) -> str | None:
 
 
 _embed_lock = threading.Lock()
-_embeddings: OrderedDict[str, list[float]] = OrderedDict()
-EMBEDDING_CACHE_SIZE = 4096
-"""Texts whose embeddings are kept: card descriptions are few and come back on every run;
-request texts are many, so the least recently used are dropped (a server runs for long)."""
+_embeddings: OrderedDict[str, array[float]] = OrderedDict()
+EMBEDDING_CACHE_SIZE = 256
+"""Texts whose embeddings are kept: card and task descriptions are few (about a hundred)
+and come back on every run; request texts are many and rarely come back, so the least
+recently used are dropped (a server runs for long). Kept as float32 arrays (MiniLM's own
+precision, 1.5 kB each, 0.4 MB in all); as lists of floats, 4096 of them took 50 MB."""
 
 
 def _embed(texts: list[str]) -> list[list[float]]:
@@ -148,9 +161,10 @@ def _embed(texts: list[str]) -> list[list[float]]:
     with _embed_lock:
         missing = [t for t in dict.fromkeys(texts) if t not in _embeddings]
         if missing:
-            vectors = minilm().encode(missing, normalize_embeddings=True).tolist()
-            _embeddings.update(zip(missing, vectors, strict=True))
-        found = [_embeddings[t] for t in texts]
+            vectors = minilm().encode(missing, normalize_embeddings=True)
+            _embeddings.update((t, array("f", v.tobytes())) for t, v in zip(
+                missing, vectors.astype("float32"), strict=True))
+        found = [_embeddings[t].tolist() for t in texts]
         for text in texts:
             _embeddings.move_to_end(text)
         while len(_embeddings) > EMBEDDING_CACHE_SIZE:
