@@ -18,6 +18,7 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Literal, cast
@@ -331,6 +332,29 @@ def _check_budget(context: Context, role: str, calls: list[LLMCall],
 
 # ------------------------------------------------------------------ the call
 
+_TRIES_PER_ENDPOINT = 2
+
+
+def _attempts(config: RoutingConfig, role: str, need: int, tokens: int) -> Iterator[Endpoint]:
+    """The endpoints to try for one call, in turn. The router ranks again after each
+    failure, with what the failure taught it: an endpoint that failed fast (an HTTP 500)
+    may still be the quickest way to an answer, one that timed out no longer is; each is
+    tried at most twice. The naive strategies try each endpoint once, in their order."""
+    if config.strategy != "router":
+        yield from ROUTER.order(config, role, need, tokens)
+        return
+    tried: dict[str, int] = {}
+    # a lone endpoint's retries are its own (max_retries), not the router's
+    tries = _TRIES_PER_ENDPOINT if len(config.for_role(role)) > 1 else 1
+    while True:
+        left = [e for e in ROUTER.order(config, role, need, tokens)
+                if tried.get(e.name, 0) < tries]
+        if not left:
+            return
+        tried[left[0].name] = tried.get(left[0].name, 0) + 1
+        yield left[0]
+
+
 def complete(
     context: Context,
     role: Role,
@@ -376,7 +400,7 @@ def complete(
 
     predicted = ROUTER.predict(role, tokens)
     failures: list[tuple[Endpoint, BaseException]] = []
-    for attempt, endpoint in enumerate(ROUTER.order(config, role, need, predicted), 1):
+    for attempt, endpoint in enumerate(_attempts(config, role, need, predicted), 1):
         if attempt > 1:
             _check_budget(context, role, calls, spent)
         record: dict[str, Any] = {"role": role, "llm": endpoint.label, "endpoint": endpoint.name,
@@ -421,8 +445,9 @@ def complete(
             cost=endpoint.cost(prompt_tokens, completion_tokens), reply=_reply(raw),
         ))
         return raw
-    final = failures[0][1] if len(failures) == 1 else LLMCallError(
-        f"all {len(failures)} endpoints failed: "
+    names = {e.name for e, _ in failures}
+    final = failures[-1][1] if len(names) == 1 else LLMCallError(
+        f"all {len(names)} endpoints failed ({len(failures)} attempts): "
         + "; ".join(f"{e.name}: {_error(exc)}" for e, exc in failures))
     # what the run is told, so that a replay tells it the same
     calls[-1] = calls[-1].model_copy(update={"outcome": describe_llm_error(final, role)})

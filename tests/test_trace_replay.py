@@ -86,8 +86,8 @@ def test_a_recorded_thread_replays_with_no_llm_server(capsys, workspace, llm_ser
     # the parallel selector calls were matched by prompt, whatever their order
     selections = {k: v["model"] for k, v in runs[0]["selections"].items()}
     assert selections == {k: v["model"] for k, v in recorded["selections"].items()}
-    assert selections["2"] == "s/two" and {selections["0"], selections["1"]} == {
-        "t/one", "t/two"}
+    assert all(s["reason"].startswith("chosen by the selector LLM")
+               or "not a candidate" in s["reason"] for s in recorded["selections"].values())
 
 
 def test_a_failed_run_replays_to_the_same_failure(capsys, workspace, llm_server):
