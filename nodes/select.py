@@ -171,8 +171,11 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 subtask_id=subtask.id, task=subtask.task, model=None, backend=None,
                 reason=(
                     f"no model can run {subtask.task} with backend {context.backend!r} "
-                    f"({explain_unavailable(subtask.task, catalog, context.backend)}); "
-                    "use --dry-run to simulate it, or another --backend"
+                    f"({explain_unavailable(subtask.task, catalog, context.backend)}"
+                    + (f"; target language {query.target_language!r}"
+                       if query.target_language else "") + "); "
+                    + ("add a model for it to the catalog" if context.backend == "dry-run"
+                       else "use --dry-run to simulate it, or another --backend")
                 ),
             )
         ordered, reason = _choose(subtask, ranked, state, context, use_llm, calls)

@@ -119,3 +119,14 @@ def test_embedding_cache_is_compact_and_bounded():
     assert len(selection._embeddings) == selection.EMBEDDING_CACHE_SIZE
     entry = next(iter(selection._embeddings.values()))
     assert entry.itemsize == 4  # float32, as MiniLM computes them
+
+
+def test_no_model_for_a_target_language_says_so(compiled, make_context, llm_server):
+    llm_server.script("planner", {"tool_args": {"subtasks": [
+        {"id": 0, "task": "translation", "dep": [], "args": {"text": "hello",
+                                                             "tgt_lang": "tlh"}}]}})
+    out = run(compiled, make_context(backend="dry-run"))
+    reason = out["selections"][0].reason
+    assert reason.startswith("no model can run translation with backend 'dry-run'")
+    assert "target language 'tlh'" in reason and "add a model for it to the catalog" in reason
+    assert "--dry-run" not in reason  # it is already a dry run
