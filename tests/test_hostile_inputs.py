@@ -264,6 +264,20 @@ FILE_CASES: dict[str, tuple[Setup, list[str]]] = {
 }
 
 
+@pytest.fixture
+def classifier(test_tools: list[Any]) -> list[Path]:
+    """An image classifier on the 'test' backend; the list gets every image it was given."""
+    seen: list[Path] = []
+
+    def classify(image: Path) -> list:
+        seen.append(image)
+        return [{"label": "cat", "score": 1.0}]
+
+    test_tools.append(register_tool(classify, "image-classification", backend="test",
+                                    models=["test/classifier"]))
+    return seen
+
+
 @pytest.mark.parametrize("case", list(FILE_CASES))
 def test_hostile_file_argument_is_refused(case, workspace, guard):
     setup, expected = FILE_CASES[case]
@@ -382,20 +396,13 @@ def test_tool_outputs_cannot_point_outside_the_store(returned, expected, workspa
 
 
 def test_a_tool_returning_a_foreign_ref_fails_and_dependents_are_skipped(
-        compiled, make_context, llm_server, test_tools, workspace):
+        compiled, make_context, llm_server, test_tools, workspace, classifier):
     def paint(text: str) -> dict:
         return _ref("../outside/secret.png")
 
-    seen: list[Any] = []
-
-    def classify(image: Path) -> list:
-        seen.append(image)
-        return [{"label": "cat", "score": 1.0}]
-
+    seen = classifier
     test_tools.append(register_tool(paint, "text-to-image", backend="test",
                                     models=["test/painter"]))
-    test_tools.append(register_tool(classify, "image-classification", backend="test",
-                                    models=["test/classifier"]))
     llm_server.script("planner", {"tool_args": {"subtasks": [
         {"id": 0, "task": "text-to-image", "dep": [], "args": {"text": "a cat"}},
         {"id": 1, "task": "image-classification", "dep": [0], "args": {"image": "<GENERATED>-0"}},
@@ -711,15 +718,8 @@ def test_a_dripping_server_cannot_hold_a_download_past_its_time_limit(dripping_s
 
 
 def test_a_lying_content_type_through_the_graph(compiled, make_context, llm_server, site,
-                                               test_tools):
-    seen: list[Path] = []
-
-    def classify(image: Path) -> list:
-        seen.append(image)
-        return [{"label": "cat", "score": 1.0}]
-
-    test_tools.append(register_tool(classify, "image-classification", backend="test",
-                                    models=["test/classifier"]))
+                                               test_tools, classifier):
+    seen = classifier
     site.serve("/cat.png", b"<html><form action=/login>password?</form></html>")
     site.serve("/real.png", PNG)
     llm_server.script("planner", {"tool_args": {"subtasks": [
@@ -901,15 +901,8 @@ def test_the_selector_cannot_pick_a_model_outside_the_candidates(
 
 
 def test_a_planner_llm_path_escape_fails_only_that_subtask(
-        compiled, make_context, llm_server, test_tools, workspace):
-    seen: list[Path] = []
-
-    def classify(image: Path) -> list:
-        seen.append(image)
-        return [{"label": "cat", "score": 1.0}]
-
-    test_tools.append(register_tool(classify, "image-classification", backend="test",
-                                    models=["test/classifier"]))
+        compiled, make_context, llm_server, test_tools, workspace, classifier):
+    seen = classifier
     (workspace / "cat.png").write_bytes(PNG)
     llm_server.script("planner", {"tool_args": {"subtasks": [
         _sub(0, "image-classification", image="../outside/secret.png"),
