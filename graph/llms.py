@@ -32,6 +32,7 @@ from graph.context import Context, env
 from graph.routing import (
     ROLES,
     ROUTER,
+    STRATEGIES,
     ConfigError,
     Endpoint,
     RoutingConfig,
@@ -108,6 +109,9 @@ def routing_config(context: Context) -> RoutingConfig | None:
             ))
         config = RoutingConfig(endpoints=tuple(endpoints))
     if context.llm_routing:
+        if context.llm_routing not in STRATEGIES:
+            raise ConfigError(f"llm_routing (HUGGINGGPT_LLM_ROUTING) must be one of "
+                              f"{list(STRATEGIES)}, not {context.llm_routing!r}")
         config = replace(config, strategy=cast(Any, context.llm_routing))
     return config
 

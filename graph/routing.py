@@ -46,6 +46,7 @@ __all__ = [
     "Router",
     "ROUTER",
     "Strategy",
+    "STRATEGIES",
     "load_config",
     "parse_config",
     "tier_needed",

@@ -272,6 +272,13 @@ def test_toml_and_yaml_and_environment_configurations_agree(tmp_path, monkeypatc
     assert from_env.endpoints == from_toml.endpoints and from_env.strategy == "round-robin"
 
 
+def test_an_unknown_strategy_is_refused(monkeypatch):
+    monkeypatch.setenv("HUGGINGGPT_LLM", "m")
+    monkeypatch.setenv("HUGGINGGPT_LLM_ROUTING", "random")
+    with pytest.raises(ConfigError, match="must be one of .'router', 'round-robin'"):
+        routing_config(Context())
+
+
 def test_a_single_llm_is_still_the_simple_default(monkeypatch):
     monkeypatch.setenv("HUGGINGGPT_LLM", "gpt-4o-mini")
     config = routing_config(Context())
