@@ -466,3 +466,22 @@ def test_an_endpoint_dying_mid_stream_falls_back_or_is_explained(
               thread="both")
     assert out["status"] == "completed" and _served(out, "planner") == ["live"]
     assert [c.ok for c in out["llm_calls"] if c.role == "planner"] == [False, True]
+
+
+def test_hugging_face_and_openai_compatible_endpoints_mix(
+        compiled, make_context, servers, tmp_path, monkeypatch):
+    """One configuration, two client stacks: planning on a Hugging Face endpoint
+    (langchain-huggingface, not streamed), answers on an OpenAI-compatible server."""
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", False)
+    hf_server, openai_server = servers(ttft_s=0.05), servers()
+    config = _toml(tmp_path / "llms.toml", [
+        {"name": "tgi", "model": f"hf:{hf_server.url.removesuffix('/v1')}", "tier": "large"},
+        {"name": "small", "model": "m", "base_url": openai_server.url, "tier": "small"},
+    ])
+    out = run(compiled, make_context(llm_config=config, backend="dry-run"), TWO_STEPS)
+    assert out["status"] == "completed", out["abort_reason"]
+    assert _served(out, "planner") == ["tgi"] and _served(out, "responder") == ["small"]
+    planner = next(c for c in out["llm_calls"] if c.role == "planner")
+    assert planner.ttft_s is None and planner.prompt_tokens == 10  # whole reply, usage kept
+    assert not openai_server.calls("planner") and not hf_server.calls("responder")
