@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from tools.redact import redact
+
 __all__ = ["Context", "env", "context_of", "settings_of", "StructuredOutputMethod"]
 
 StructuredOutputMethod = Literal["function_calling", "json_schema", "json_mode"]
@@ -191,10 +193,9 @@ _NOT_RECORDED = {"replay"}
 
 
 def _redact(value: Any) -> Any:
-    """URLs without ``user:password@`` (settings carry no secrets, but a URL might)."""
-    if isinstance(value, str) and "://" in value and "@" in value.split("://", 1)[1].split("/")[0]:
-        scheme, rest = value.split("://", 1)
-        return f"{scheme}://{rest.split('@', 1)[1]}"
+    """Strings without secrets (see :func:`tools.redact.redact`), in nested settings."""
+    if isinstance(value, str):
+        return redact(value)
     if isinstance(value, dict):
         return {k: _redact(v) for k, v in value.items()}
     if isinstance(value, list):

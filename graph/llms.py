@@ -51,6 +51,7 @@ __all__ = [
     "routing_config",
     "describe_llm",
     "request_digest",
+    "recorded_request",
     "stable_text",
     "reply_text",
     "run_spend",
@@ -105,7 +106,7 @@ def routing_config(context: Context) -> RoutingConfig | None:
             endpoints.append(Endpoint(
                 name=f"{spec} @ {base_url}" if base_url else spec, model=spec,
                 base_url=base_url, roles=tuple(roles), api_key_env=_LEGACY_KEYS,
-                max_retries=context.llm_max_retries, stream=not spec.startswith("hf:"),
+                max_retries=context.llm_max_retries,
             ))
         config = RoutingConfig(endpoints=tuple(endpoints))
     if context.llm_routing:
@@ -184,7 +185,7 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
         timeout=timeout_s,
         max_retries=max_retries,
         temperature=0,
-        streaming=endpoint.stream,
+        streaming=endpoint.streams,
         stream_usage=True,
     )
 
@@ -253,7 +254,8 @@ def _text(content: Any) -> str:
     return json.dumps(content, default=str)
 
 
-def _request(messages: list[BaseMessage]) -> list[dict[str, str]]:
+def recorded_request(messages: list[BaseMessage]) -> list[dict[str, str]]:
+    """A prompt as the trace keeps it: role and content, clipped, without secrets."""
     return [{"role": m.type, "content": redact(_text(m.content)[:_MAX_RECORDED_CHARS])}
             for m in messages]
 
@@ -409,7 +411,7 @@ def complete(
             _check_budget(context, role, calls, spent)
         record: dict[str, Any] = {"role": role, "llm": endpoint.label, "endpoint": endpoint.name,
                   "tier": endpoint.tier, "need": need, "turn": turn, "attempt": attempt,
-                  "digest": digest, "request": _request(messages), "at": time.time()}
+                  "digest": digest, "request": recorded_request(messages), "at": time.time()}
         llm = _client(endpoint, context, len(endpoints) > 1)
         runnable: Any = llm
         if schema is not None:
@@ -423,8 +425,7 @@ def complete(
         try:
             out = runnable.invoke(messages, config=config_)
             raw = cast(AIMessage, out["raw"] if schema is not None else out)
-            if endpoint.stream and not endpoint.model.startswith("hf:") \
-                    and not raw.response_metadata.get("finish_reason"):
+            if endpoint.streams and not raw.response_metadata.get("finish_reason"):
                 raise StreamInterruptedError(
                     "the endpoint closed the stream before the reply ended")
         except Exception as exc:

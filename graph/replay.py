@@ -16,6 +16,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from graph.llms import recorded_request, stable_text
 from graph.state import LLMCall
 from tools.errors import LLMCallError
 
@@ -105,7 +106,7 @@ class Recording:
             LLMCallError: the recorded call failed on every endpoint.
         """
         recorded = self._take(role, digest)
-        request = [{"role": m.type, "content": str(m.content)} for m in messages]
+        request = recorded_request(messages)
         if recorded is None:
             calls.append(LLMCall(role=role, llm="replay", endpoint="replay", ok=False,
                                  error="no recorded reply left", turn=turn, digest=digest,
@@ -189,8 +190,6 @@ def differences(recorded: dict[str, Any], replayed: dict[str, Any]) -> list[str]
     if selections(recorded) != selections(replayed):
         found.append(f"selections: recorded {selections(recorded)}, "
                      f"replayed {selections(replayed)}")
-    from graph.llms import stable_text
-
     for key in ("status", "abort_reason", "response"):
         if stable_text(str(recorded.get(key))) != stable_text(str(replayed.get(key))):
             found.append(f"{key}: recorded {str(recorded.get(key))[:300]!r}, "

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tools.errors import HuggingGPTError
+from tools.redact import redact
 
 __all__ = [
     "ROLES",
@@ -94,7 +95,8 @@ class Endpoint:
     else the run's ``llm_max_retries``)."""
     api_key_env: tuple[str, ...] = ()
     stream: bool = True
-    """Stream replies (needed to measure time to first token)."""
+    """Stream replies (needed to measure time to first token); Hugging Face endpoints
+    (``hf:``) are called whole."""
     ttft_s: float | None = None
     """A prior for the time to first token, until it is measured (default by tier:
     0.3 s small, 0.6 s medium, 1 s large)."""
@@ -103,12 +105,17 @@ class Endpoint:
     60, 30 tokens/s)."""
 
     @property
+    def streams(self) -> bool:
+        """Whether replies arrive streamed (and so can be timed and checked for an end)."""
+        return self.stream and not self.model.startswith("hf:")
+
+    @property
     def key(self) -> tuple[str, str, str | None]:
         return (self.name, self.model, self.base_url)
 
     @property
     def label(self) -> str:
-        where = f" @ {_without_userinfo(self.base_url)}" if self.base_url else ""
+        where = f" @ {redact(self.base_url)}" if self.base_url else ""
         shown = f"{self.model}{where}"
         return shown if self.name == shown else f"{self.name} ({shown})"
 
@@ -131,14 +138,6 @@ class RoutingConfig:
 
     def for_role(self, role: str) -> list[Endpoint]:
         return [e for e in self.endpoints if role in e.roles]
-
-
-def _without_userinfo(url: str) -> str:
-    """A URL for display: credentials in ``user:pass@host`` are never shown."""
-    scheme, sep, rest = url.partition("://")
-    if sep and "@" in rest.split("/", 1)[0]:
-        return f"{scheme}://{rest.split('@', 1)[1]}"
-    return url
 
 
 # ------------------------------------------------------------------ configuration

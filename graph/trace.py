@@ -14,6 +14,7 @@ from typing import Any
 
 from graph.state import LLMCall, SubtaskResult
 from nodes.accounting import usage_totals
+from tools.artifacts import is_artifact_ref
 
 __all__ = ["thread_runs", "render", "run_trace"]
 
@@ -81,8 +82,7 @@ async def thread_runs(compiled: Any, config: Any) -> list[dict[str, Any]]:
         return []
     runs = []
     async for snapshot in compiled.aget_state_history(config):
-        if not snapshot.next and snapshot.values.get("plan_attempts", 0) == 0 \
-                and snapshot.values.get("status") in ("completed", "aborted"):
+        if not snapshot.next and snapshot.values.get("status") in ("completed", "aborted"):
             turn = len(snapshot.values.get("history") or []) // 2 - 1
             runs.append(run_trace(dict(snapshot.values), snapshot, turn))
     runs.reverse()
@@ -105,7 +105,7 @@ def _short(value: Any, limit: int) -> str:
 
 
 def _output(value: Any) -> str:
-    if isinstance(value, dict) and "artifact_id" in value:
+    if is_artifact_ref(value):
         return f"{value.get('kind')} {value.get('artifact_id')} ({value.get('path')})"
     return _short(value, 80)
 

@@ -23,12 +23,21 @@ from graph.routing import predicted_tokens, tier_needed
 from graph.state import LLMCall, State
 from graph.validation import PlanParseError, parse_plan_text, validate_plan
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
-from nodes.prompts import PLANNER_EXAMPLES, PLANNER_REPAIR, PLANNER_SYSTEM, PLANNER_USER
+from nodes.prompts import (
+    PLANNER_EXAMPLES,
+    PLANNER_REPAIR,
+    PLANNER_SYSTEM,
+    PLANNER_USER,
+    clip,
+)
 from tools.errors import LLMNotConfiguredError
 from tools.plan_bank import DEFAULT_BANK, load_bank
 from tools.tasks import task_types
 
 __all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply"]
+
+_HISTORY_CHARS = 500
+"""Earlier turns reach the planner clipped to this: an answer may quote long outputs."""
 
 
 class SubtaskReply(BaseModel):
@@ -59,13 +68,9 @@ def _few_shot(request: str, context: Context) -> str:
     ))
 
 
-def _clip(text: str, limit: int = 500) -> str:
-    """Earlier turns as context, not in full: an answer may quote long outputs."""
-    return text if len(text) <= limit else text[:limit] + " ...(truncated)"
-
-
 def _messages(state: State, context: Context) -> list[BaseMessage]:
-    history = "".join(f"{turn.role}: {_clip(turn.content)}\n" for turn in state.history[-6:])
+    history = "".join(f"{turn.role}: {clip(turn.content, _HISTORY_CHARS)}\n"
+                      for turn in state.history[-6:])
     messages: list[BaseMessage] = [
         SystemMessage(PLANNER_SYSTEM.format(
             task_types="\n".join(t.describe() for t in task_types()),

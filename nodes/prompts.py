@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "clip",
     "PLANNER_SYSTEM",
     "PLANNER_USER",
     "PLANNER_REPAIR",
@@ -79,3 +80,9 @@ Request: {request}
 
 Results:
 {results}"""
+
+
+def clip(text: str, limit: int) -> str:
+    """Text for a prompt, cut to ``limit`` characters (saying so): earlier answers and
+    plan arguments may be long, and a prompt carries context, not contents."""
+    return text if len(text) <= limit else text[:limit] + " ...(truncated)"

@@ -19,7 +19,7 @@ from graph.llms import complete, reply_text, run_spend
 from graph.routing import predicted_tokens, tier_needed
 from graph.state import ChatTurn, LLMCall, State
 from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
-from nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
+from nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER, clip
 from tools.artifacts import is_artifact_ref
 from tools.errors import LLMNotConfiguredError
 
@@ -28,10 +28,6 @@ __all__ = ["respond", "abort", "results_digest", "template_response"]
 _MAX_INLINE = 600
 _MAX_ARG = 300
 """Argument values are shown cut to this length: the plan may carry long texts."""
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + " ...(truncated)"
 
 
 def _show(value: Any) -> str:
@@ -57,7 +53,7 @@ def results_digest(state: State) -> str:
     for st in state.plan:
         selection = state.selections.get(st.id)
         result = state.results.get(st.id)
-        args = {name: _clip(value, _MAX_ARG) for name, value in st.args.items()}
+        args = {name: clip(value, _MAX_ARG) for name, value in st.args.items()}
         lines.append(f"Subtask {st.id}: {st.task} args={json.dumps(args)} dep={st.dep}")
         if selection and selection.model:
             lines.append(f"  model: {selection.model} on {selection.backend} ({selection.reason})")

@@ -327,7 +327,8 @@ def test_resolve_args_gives_tools_only_safe_paths(layout, data):
                args={"image": value, "question": value})
     try:
         args = resolve_args(job, {}, ArtifactStore(layout.workspace, "t"))
-    except ArgumentError:
+    except ArgumentError as exc:  # refusing is safe; it must say what was refused
+        assert "'image'" in str(exc) or "file" in str(exc), str(exc)
         return
     _assert_safe(args["image"], layout, files)
     assert args["question"] == value  # text stays text, never a file
