@@ -27,7 +27,7 @@ test: $(STAMP)
 	eval "$$(scripts/postgres.sh start || true)"; $(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check graph nodes tools tests benchmarks
+	$(BIN)/ruff check hugginggpt graph nodes tools tests benchmarks
 	$(BIN)/mypy
 
 bench: $(STAMP)

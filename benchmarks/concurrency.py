@@ -16,7 +16,7 @@ This script measures that, for two checkpointers side by side in one run:
   afterwards, on the server of ``HUGGINGGPT_TEST_POSTGRES_URL`` (start one with
   ``eval "$(scripts/postgres.sh start)"``; without it PostgreSQL is skipped).
 
-Both are opened with ``graph.checkpoint.aopen_checkpointer``, as the CLI opens them.
+Both are opened with ``hugginggpt.graph.checkpoint.aopen_checkpointer``, as the CLI opens them.
 Each run is the project's real graph (``graph.build_graph``) on a fixed plan with the
 ``dry-run`` backend, whose simulated experts sleep their catalog latency times a scale:
 a chain of two subtasks (summarization, then translation of the summary) beside one
@@ -65,9 +65,9 @@ from urllib.parse import urlsplit
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from graph import build_graph
-from graph.checkpoint import aopen_checkpointer
-from graph.context import Context
+from hugginggpt import build_graph
+from hugginggpt.graph.checkpoint import aopen_checkpointer
+from hugginggpt.graph.context import Context
 
 PG_ENV = "HUGGINGGPT_TEST_POSTGRES_URL"
 CONCURRENCY = (1, 8, 32)

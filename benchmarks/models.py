@@ -78,10 +78,10 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import tools.local as local
-from tools import lite
-from tools.artifacts import ArtifactStore
-from tools.registry import ToolContext, find_tools
+import hugginggpt.tools.experts.local as local
+from hugginggpt.tools.artifacts import ArtifactStore
+from hugginggpt.tools.experts import lite
+from hugginggpt.tools.experts.registry import ToolContext, find_tools
 
 TARGET = 0.05
 """Warm overhead (warm / (cold - warm)) must stay below this for every engine."""

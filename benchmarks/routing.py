@@ -12,7 +12,7 @@ HTTP) stand in for a heterogeneous fleet:
   with HTTP 500.
 
 Each run is the project's real graph (plan, select, execute on the dry-run backend,
-respond) with every LLM call going through :func:`graph.llms.complete`: one planner call
+respond) with every LLM call going through :func:`hugginggpt.tools.llm.client.complete`: one planner call
 (plus a repair call when the plan is rejected), two selector calls (the catalog makes
 every choice a close call) and one responder call. Half the requests have two steps
 (planning them needs the large tier), half one step (medium). Replies are 60 tokens for
@@ -53,10 +53,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
-from graph import build_graph  # noqa: E402
-from graph.checkpoint import serializer  # noqa: E402
-from graph.context import Context  # noqa: E402
-from graph.routing import ROUTER  # noqa: E402
+from hugginggpt import build_graph  # noqa: E402
+from hugginggpt.graph.checkpoint import serializer  # noqa: E402
+from hugginggpt.graph.context import Context  # noqa: E402
+from hugginggpt.tools.llm.router import ROUTER
 from tests.llm_server import ScriptedLLMServer  # noqa: E402
 
 GOOD_PLAN = {"subtasks": [

@@ -59,9 +59,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
-from graph import build_graph
-from graph.context import Context
-from tools.registry import ToolContext, register_tool
+from hugginggpt import build_graph
+from hugginggpt.graph.context import Context
+from hugginggpt.tools.experts.registry import ToolContext, register_tool
 
 TARGET_RATIO = 1.10
 TASK = "text-generation"

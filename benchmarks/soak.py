@@ -71,17 +71,17 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
 
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
-from graph import build_graph  # noqa: E402
-from graph.checkpoint import serializer  # noqa: E402
-from graph.context import Context  # noqa: E402
-from graph.validation import validate_plan  # noqa: E402
-from tools.artifacts import is_artifact_ref  # noqa: E402
-from tools.dry_run import _png, _wav  # noqa: E402
-from tools.faults import FAULT_KINDS  # noqa: E402
-from tools.kinds import generated_ref, is_url, kind_of_literal  # noqa: E402
-from tools.plan_bank import DEFAULT_BANK  # noqa: E402
-from tools.tasks import get_task_type  # noqa: E402
-from tools.threads import TOOL_POOL  # noqa: E402
+from hugginggpt import build_graph  # noqa: E402
+from hugginggpt.graph.checkpoint import serializer  # noqa: E402
+from hugginggpt.graph.context import Context  # noqa: E402
+from hugginggpt.nodes.planning.bank import DEFAULT_BANK  # noqa: E402
+from hugginggpt.nodes.planning.validation import validate_plan  # noqa: E402
+from hugginggpt.tools.artifacts import is_artifact_ref  # noqa: E402
+from hugginggpt.tools.experts.dry_run import _png, _wav  # noqa: E402
+from hugginggpt.tools.experts.faults import FAULT_KINDS  # noqa: E402
+from hugginggpt.tools.experts.tasks import get_task_type  # noqa: E402
+from hugginggpt.tools.kinds import generated_ref, is_url, kind_of_literal  # noqa: E402
+from hugginggpt.tools.threads import TOOL_POOL  # noqa: E402
 
 SUBTASK_TIMEOUT_S = 0.1
 HANG_S = 0.3

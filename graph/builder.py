@@ -1,4 +1,4 @@
-"""Wires the four stages into a graph and compiles it.
+"""Wires the stages into a graph and compiles it.
 
     START -> plan -(valid)-> select -(anything to run)-> approve -> execute -> respond -> END
               |  \\-(invalid, retries left)-> plan
@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph._internal._runnable import RunnableCallable
+from langchain_core.runnables import RunnableLambda
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from graph.checkpoint import register_state_types
-from graph.context import Context
-from graph.state import InputState, OutputState, State
-from nodes import (
+from hugginggpt.graph.checkpoint import register_state_types
+from hugginggpt.graph.context import Context
+from hugginggpt.graph.state import InputState, OutputState, State
+from hugginggpt.nodes import (
     abort,
     aexecute,
     approve,
@@ -55,7 +55,8 @@ def build_graph(
     builder.add_node("plan", plan)
     builder.add_node("select", select)
     builder.add_node("approve", approve, destinations=("execute", "select", "abort"))
-    builder.add_node("execute", RunnableCallable(execute, aexecute, name="execute"))
+    # one node, two bodies: invoke/stream run execute, ainvoke/astream and the server aexecute
+    builder.add_node("execute", RunnableLambda(execute, afunc=aexecute, name="execute"))
     builder.add_node("respond", respond)
     builder.add_node("abort", abort)
     builder.add_edge(START, "plan")

@@ -23,7 +23,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from graph.state import STATE_TYPES
+from hugginggpt.graph.state import STATE_TYPES
 
 __all__ = ["serializer", "register_state_types", "open_checkpointer", "aopen_checkpointer",
            "sqlite_path"]

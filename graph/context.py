@@ -5,27 +5,24 @@ from the environment when there is one, so ``Context(backend="dry-run")`` keeps 
 user's configured LLM. A value given for a run wins over the environment.
 
 Secrets (API keys) are not settings: they stay in the environment and are read only
-where a client is built (:mod:`graph.llms`), so they never reach state or checkpoints.
+where a client is built (:mod:`hugginggpt.tools.llm.client`), so they never reach state
+or checkpoints.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from tools.redact import redact
+from hugginggpt.tools.env import env
+from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
+from hugginggpt.tools.experts.hf_inference import HF_INFERENCE_BACKEND
+from hugginggpt.tools.experts.local import LOCAL_BACKEND
+from hugginggpt.tools.llm.settings import StructuredOutputMethod
+from hugginggpt.tools.redact import redact
 
-__all__ = ["Context", "env", "context_of", "settings_of", "StructuredOutputMethod"]
-
-StructuredOutputMethod = Literal["function_calling", "json_schema", "json_mode"]
-
-
-def env(name: str, default: str | None = None) -> str | None:
-    """An environment variable, with empty values treated as unset."""
-    value = os.environ.get(name, "").strip()
-    return value or default
+__all__ = ["Context", "context_of", "settings_of"]
 
 
 def _env_factory(*names: str, default: Any = None, cast: Any = str) -> Any:
@@ -54,8 +51,8 @@ class Context:
     selector_llm: str | None = _env_factory("HUGGINGGPT_SELECTOR_LLM")
     responder_llm: str | None = _env_factory("HUGGINGGPT_RESPONDER_LLM")
     llm_config: str | None = _env_factory("HUGGINGGPT_LLM_CONFIG")
-    """A TOML or YAML file of endpoints and routing settings (see :mod:`graph.routing`);
-    it replaces ``llm``, ``llm_base_url`` and the per-role LLMs."""
+    """A TOML or YAML file of endpoints and routing settings (see
+    :mod:`hugginggpt.tools.llm.config`); it replaces ``llm``, ``llm_base_url`` and the per-role LLMs."""
     llm_endpoints: list[dict[str, Any]] | None = _env_factory(
         "HUGGINGGPT_LLM_ENDPOINTS", cast=json.loads
     )
@@ -65,8 +62,8 @@ class Context:
     )
     """Override the configured strategy (``router`` by default)."""
     replay: Any = None
-    """A :class:`graph.replay.Recording`: LLM replies come from it, no endpoint is
-    called (``hugginggpt replay``)."""
+    """A :class:`hugginggpt.tools.llm.replay.Recording`: LLM replies come from it, no
+    endpoint is called (``hugginggpt replay``)."""
     llm_timeout_s: float = _env_factory("HUGGINGGPT_LLM_TIMEOUT", default=60.0, cast=float)
     llm_max_retries: int = _env_factory("HUGGINGGPT_LLM_RETRIES", default=2, cast=int)
     structured_output: StructuredOutputMethod = _env_factory(
@@ -144,29 +141,8 @@ class Context:
     workspace: str = _env_factory("HUGGINGGPT_WORKSPACE", default="hugginggpt-workspace")
     catalog: str | None = _env_factory("HUGGINGGPT_CATALOG")
 
-    def backend_settings(self) -> dict[str, dict[str, Any]]:
-        """Per-backend settings handed to tools for this run
-        (see :func:`tools.registry.run_settings`)."""
-        hf = {"endpoints": dict(self.hf_endpoints), "provider": self.hf_provider,
-              "timeout_s": self.hf_timeout_s}
-        return {"hf-inference": {k: v for k, v in hf.items() if v},
-                "local": {"catalog": self.catalog} if self.catalog else {}}
-
     offline: bool = False
     """Never call an LLM, even when one is configured (the demo, air-gapped runs)."""
-
-    def role_llm(self, role: Literal["planner", "selector", "responder"]) -> str | None:
-        """The LLM a role uses: its own setting, else ``llm``, else OpenAI's default
-        model when an OpenAI key is set, else None (not configured, or ``offline``)."""
-        if self.offline:
-            return None
-        specific = {"planner": self.planner_llm, "selector": self.selector_llm,
-                    "responder": self.responder_llm}[role]
-        if specific or self.llm:
-            return specific or self.llm
-        if self.llm_base_url or env("OPENAI_API_KEY"):
-            return "gpt-4o-mini"
-        return None
 
     max_run_s: float = _env_factory("HUGGINGGPT_MAX_RUN_S", default=1800.0, cast=float)
     """Wall-time limit of the execute stage of a run, in seconds (``--max-run-time``):
@@ -185,15 +161,31 @@ class Context:
     dry_run_faults: dict[str, Any] | None = _env_factory(
         "HUGGINGGPT_DRY_RUN_FAULTS", default=None, cast=json.loads
     )
-    """dry-run: faults the simulated experts inject (see :class:`tools.faults.FaultSpec`),
+    """dry-run: faults the simulated experts inject (see :class:`hugginggpt.tools.experts.faults.FaultSpec`),
     e.g. ``{"rates": {"transient": 0.1, "hang": 0.05}, "seed": 7}``; None: no faults."""
+
+
+    def backend_settings(self) -> dict[str, dict[str, Any]]:
+        """Per-backend settings handed to tools for this run (see
+        :func:`hugginggpt.tools.experts.registry.run_settings`): hf-inference's endpoints,
+        provider and timeout; the local backend's catalog and model bound; the faults the
+        simulated experts inject."""
+        hf = {"endpoints": dict(self.hf_endpoints), "provider": self.hf_provider,
+              "timeout_s": self.hf_timeout_s}
+        local = {"max_loaded": self.max_loaded_models} | (
+            {"catalog": self.catalog} if self.catalog else {})
+        settings = {HF_INFERENCE_BACKEND: {k: v for k, v in hf.items() if v},
+                    LOCAL_BACKEND: local}
+        if self.dry_run_faults:
+            settings[DRY_RUN_BACKEND] = {"faults": self.dry_run_faults}
+        return settings
 
 
 _NOT_RECORDED = {"replay"}
 
 
 def _redact(value: Any) -> Any:
-    """Strings without secrets (see :func:`tools.redact.redact`), in nested settings."""
+    """Strings without secrets (see :func:`hugginggpt.tools.redact.redact`), in nested settings."""
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):

@@ -1,7 +1,9 @@
-"""The typed state shared by the four stages, and its input and output views.
+"""The typed state the stages share, and its input and output views.
 
+The stages are the graph's nodes: plan, select, approve, execute, respond (and abort).
 State holds references (artifact paths inside the workspace), never bytes: checkpoints
-stay small and prompts stay short.
+stay small and prompts stay short. The LLM call record is the LLM client's own type
+(:class:`~hugginggpt.tools.llm.records.LLMCall`), reused here.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
+
+from hugginggpt.tools.llm.records import LLMCall
 
 __all__ = [
     "MAX_SUBTASK_ID",
@@ -20,15 +24,13 @@ __all__ = [
     "Attempt",
     "SubtaskResult",
     "Approval",
-    "append_approvals",
     "LLMCall",
-    "append_calls",
     "InputState",
     "State",
     "OutputState",
     "RunStatus",
     "merge_by_id",
-    "append_turns",
+    "append",
     "STATE_TYPES",
 ]
 
@@ -128,44 +130,6 @@ class SubtaskResult(BaseModel):
     latency_s: float = 0.0
 
 
-class LLMCall(BaseModel):
-    """One call to an LLM endpoint: who asked, which endpoint, what it cost, how it
-    ended, and (for the trace and replay) what was asked and answered.
-
-    A call that fails over to another endpoint leaves one record per endpoint tried.
-    """
-
-    role: str
-    llm: str
-    """The endpoint as shown to people: name (model @ base URL, never credentials)."""
-    ok: bool
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-    error: str | None = None
-    endpoint: str = ""
-    tier: int = 0
-    """The endpoint's capability tier (1 small, 2 medium, 3 large)."""
-    need: int = 0
-    """The tier the call needed."""
-    ttft_s: float | None = None
-    """Time to the first streamed token (None when the reply was not streamed)."""
-    cost: float = 0.0
-    at: float = 0.0
-    """When the call started (Unix time)."""
-    turn: int = 0
-    """Which request on the thread the call served (0 for the first)."""
-    attempt: int = 1
-    """1 for the first endpoint tried, 2 for the first fallback, ..."""
-    digest: str = ""
-    """Fingerprint of the prompt (a replay matches replies by it)."""
-    request: list[dict[str, str]] = Field(default_factory=list)
-    reply: dict[str, Any] | None = None
-    outcome: str | None = None
-    """On the last attempt of a call that failed everywhere: what the run was told."""
-    replayed: bool = False
-
-
 class Approval(BaseModel):
     """One human decision on a run: the audit record."""
 
@@ -189,20 +153,11 @@ def merge_by_id(current: dict[int, Any] | None, update: dict[int, Any] | None) -
     return {**(current or {}), **update}
 
 
-def append_approvals(
-    current: list[Approval] | None, update: list[Approval] | None
-) -> list[Approval]:
-    """Reducer for the audit trail: decisions are appended, never replaced."""
-    return [*(current or []), *(update or [])]
-
-
-def append_calls(current: list[LLMCall] | None, update: list[LLMCall] | None) -> list[LLMCall]:
-    """Reducer for LLM call records: appended in the order nodes report them."""
-    return [*(current or []), *(update or [])]
-
-
-def append_turns(current: list[ChatTurn] | None, update: list[ChatTurn] | None) -> list[ChatTurn]:
-    """Reducer for the conversation: turns are appended in order."""
+def append(current: list[Any] | None, update: list[Any] | None) -> list[Any]:
+    """Reducer for the thread's logs (conversation turns, approvals, LLM calls): an
+    update's items are appended after the current ones, in the order the node gives
+    them; nothing is ever replaced or removed. Parallel writers in one step are appended
+    in the order LangGraph applies their writes."""
     return [*(current or []), *(update or [])]
 
 
@@ -213,7 +168,7 @@ class InputState(BaseModel):
     files: list[str] = Field(
         default_factory=list, description="Paths (inside the workspace) or URLs of inputs."
     )
-    history: Annotated[list[ChatTurn], append_turns] = Field(
+    history: Annotated[list[ChatTurn], append] = Field(
         default_factory=list, description="Earlier turns, for a thread's first request."
     )
 
@@ -235,12 +190,12 @@ class State(InputState):
     abort_reason: str | None = None
     approved: bool = False
     """Whether the approval policy has been satisfied for the current plan."""
-    approvals: Annotated[list[Approval], append_approvals] = Field(default_factory=list)
-    llm_calls: Annotated[list[LLMCall], append_calls] = Field(default_factory=list)
+    approvals: Annotated[list[Approval], append] = Field(default_factory=list)
+    llm_calls: Annotated[list[LLMCall], append] = Field(default_factory=list)
     """Every LLM call on the thread, oldest first (the trace; ``turn`` says which run)."""
     settings: dict[str, Any] = Field(default_factory=dict)
-    """The latest run's settings (``graph.context.settings_of``): a replay reuses them."""
-    """Every LLM call of the thread (all its requests), for accounting."""
+    """The latest run's settings (:func:`hugginggpt.graph.context.settings_of`): a replay
+    reuses them."""
 
 
 class OutputState(BaseModel):

@@ -1,10 +1,10 @@
 """The four stages of HuggingGPT, one module each: plan, select, execute, respond."""
 
-from nodes.approve import approve
-from nodes.execute import aexecute, execute
-from nodes.plan import plan, route_after_plan
-from nodes.respond import abort, respond
-from nodes.select import route_after_select, select
+from hugginggpt.nodes.approve import approve
+from hugginggpt.nodes.execute import aexecute, execute
+from hugginggpt.nodes.plan import plan, route_after_plan
+from hugginggpt.nodes.respond import abort, respond
+from hugginggpt.nodes.select import route_after_select, select
 
 __all__ = [
     "abort",

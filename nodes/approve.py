@@ -19,10 +19,10 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from graph.context import Context, context_of
-from graph.state import Approval, State
-from graph.validation import PlanParseError, plan_items, validate_plan
-from tools.registry import find_tools
+from hugginggpt.graph.context import Context, context_of
+from hugginggpt.graph.state import Approval, State
+from hugginggpt.nodes.planning.validation import PlanParseError, plan_items, validate_plan
+from hugginggpt.tools.experts.registry import find_tools
 
 __all__ = ["approve", "risky_subtasks", "READ_ONLY"]
 

@@ -39,23 +39,31 @@ from typing import Any
 
 from langgraph.config import get_config, get_stream_writer
 from langgraph.func import task
-from langgraph.runtime import Runtime
+from langgraph.runtime import get_runtime
 
-from graph.context import Context, context_of
-from graph.state import Attempt, ResultStatus, State, SubtaskResult
-from tools.artifacts import ArtifactStore, is_artifact_ref
-from tools.catalog import DEFAULT_CATALOG, load_catalog
-from tools.dry_run import DRY_RUN_BACKEND
-from tools.errors import ArgumentError, LimitExceededError, ToolTimeoutError, TransientToolError
-from tools.fetch import DownloadBudget, FetchLimits, fetch_url
-from tools.inputs import resolve_input_file
-from tools.kinds import as_text, generated_ref, is_url
-from tools.local import LOCAL_BACKEND
-from tools.redact import redact
-from tools.registry import ToolContext, find_tools, normalize_outputs, run_settings
-from tools.selection import model_cards
-from tools.tasks import get_task_type
-from tools.threads import in_thread
+from hugginggpt.graph.context import Context, context_of
+from hugginggpt.graph.state import Attempt, ResultStatus, State, SubtaskResult
+from hugginggpt.tools.artifacts import ArtifactStore, is_artifact_ref
+from hugginggpt.tools.errors import (
+    ArgumentError,
+    LimitExceededError,
+    ToolTimeoutError,
+    TransientToolError,
+)
+from hugginggpt.tools.experts.availability import model_cards
+from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+from hugginggpt.tools.experts.registry import (
+    ToolContext,
+    find_tools,
+    normalize_outputs,
+    run_settings,
+)
+from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.fetch import DownloadBudget, FetchLimits, fetch_url
+from hugginggpt.tools.inputs import resolve_input_file
+from hugginggpt.tools.kinds import as_text, generated_ref, is_url
+from hugginggpt.tools.redact import redact
+from hugginggpt.tools.threads import in_thread
 
 __all__ = ["execute", "aexecute", "Job", "Board", "run_job"]
 
@@ -90,7 +98,7 @@ class Job:
     max_models: int
     latencies: dict[str, float] = field(default_factory=dict)
     fetch: dict[str, Any] = field(default_factory=dict)
-    """:class:`~tools.fetch.FetchLimits` fields for URL inputs."""
+    """:class:`~hugginggpt.tools.fetch.FetchLimits` fields for URL inputs."""
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The run's per-backend settings, given to tools through ``run_settings``."""
     max_file_bytes: int = 100 * 1024 * 1024
@@ -188,7 +196,7 @@ def _skip_reason(job: Job, deps: dict[int, dict[str, Any]]) -> str | None:
 
 def _resolve_file(value: str, job: Job, store: ArtifactStore) -> Path:
     """A literal file argument: an attached file or a regular file inside the workspace,
-    within the size limit (see :func:`tools.inputs.resolve_input_file`)."""
+    within the size limit (see :func:`hugginggpt.tools.inputs.resolve_input_file`)."""
     return resolve_input_file(value, store.workspace, job.files, job.max_file_bytes)
 
 
@@ -461,20 +469,9 @@ async def arun_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
         return await run_job(job, deps, emit)
 
 
-def _backend_settings(context: Context) -> dict[str, dict[str, Any]]:
-    """The run's settings for the backends: the context's own, the local backend's model
-    bound, and the faults the simulated experts inject."""
-    settings = context.backend_settings()
-    settings[LOCAL_BACKEND] = {**settings.get(LOCAL_BACKEND, {}),
-                               "max_loaded": context.max_loaded_models}
-    if context.dry_run_faults:
-        settings[DRY_RUN_BACKEND] = {"faults": context.dry_run_faults}
-    return settings
-
-
 def _jobs(state: State, context: Context, board: Board, deadline: float) -> list[Job]:
     catalog = load_catalog(context.catalog or DEFAULT_CATALOG)
-    settings = _backend_settings(context)
+    settings = context.backend_settings()
     thread_id = str(get_config().get("configurable", {}).get("thread_id", "default"))
     workspace = str(Path(context.workspace).resolve())
     jobs = []
@@ -536,10 +533,11 @@ def _board(state: State, context: Context) -> tuple[Board, float]:
     return Board([st.id for st in state.plan], budget), time.monotonic() + context.max_run_s
 
 
-def execute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Run the plan (sync path)."""
+def execute(state: State) -> dict[str, Any]:
+    """Run the plan (sync path). The node pairs it with :func:`aexecute` in a
+    ``RunnableLambda``, so it reads the run's context with ``get_runtime``."""
     get_stream_writer()({"type": "stage", "stage": "execute", "event": "start"})
-    context = context_of(runtime)
+    context = context_of(get_runtime(Context))
     board, deadline = _board(state, context)
     try:
         jobs = _jobs(state, context, board, deadline)
@@ -548,10 +546,10 @@ def execute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         board.close()
 
 
-async def aexecute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+async def aexecute(state: State) -> dict[str, Any]:
     """Run the plan (async path)."""
     get_stream_writer()({"type": "stage", "stage": "execute", "event": "start"})
-    context = context_of(runtime)
+    context = context_of(get_runtime(Context))
     board, deadline = _board(state, context)
     try:
         jobs = await in_thread(_jobs, state, context, board, deadline)  # reads the catalog

@@ -16,23 +16,26 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from graph.context import Context, context_of, settings_of
-from graph.llms import NOT_CONFIGURED_HELP, complete, has_llm, reply_text, run_spend
-from graph.offline_planner import CannotPlanOffline, offline_plan
-from graph.routing import predicted_tokens, tier_needed
-from graph.state import LLMCall, State
-from graph.validation import PlanParseError, parse_plan_text, validate_plan
-from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
-from nodes.prompts import (
+from hugginggpt.graph.context import Context, context_of, settings_of
+from hugginggpt.graph.state import State
+from hugginggpt.nodes.demand import predicted_tokens, tier_needed
+from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
+from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
+from hugginggpt.nodes.planning.validation import PlanParseError, parse_plan_text, validate_plan
+from hugginggpt.nodes.prompts import (
     PLANNER_EXAMPLES,
     PLANNER_REPAIR,
     PLANNER_SYSTEM,
     PLANNER_USER,
     clip,
 )
-from tools.errors import LLMNotConfiguredError
-from tools.plan_bank import DEFAULT_BANK, load_bank
-from tools.tasks import task_types
+from hugginggpt.tools.errors import LLMNotConfiguredError
+from hugginggpt.tools.experts.tasks import task_types
+from hugginggpt.tools.llm.client import complete
+from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, has_llm
+from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
+from hugginggpt.tools.llm.records import LLMCall, run_spend
+from hugginggpt.tools.llm.replies import reply_text
 
 __all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply"]
 

@@ -14,14 +14,16 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
-from graph.context import Context, context_of
-from graph.llms import complete, reply_text, run_spend
-from graph.routing import predicted_tokens, tier_needed
-from graph.state import ChatTurn, LLMCall, State
-from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
-from nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER, clip
-from tools.artifacts import is_artifact_ref
-from tools.errors import LLMNotConfiguredError
+from hugginggpt.graph.context import Context, context_of
+from hugginggpt.graph.state import ChatTurn, State
+from hugginggpt.nodes.demand import predicted_tokens, tier_needed
+from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER, clip
+from hugginggpt.tools.artifacts import is_artifact_ref
+from hugginggpt.tools.errors import LLMNotConfiguredError
+from hugginggpt.tools.llm.client import complete
+from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
+from hugginggpt.tools.llm.records import LLMCall, run_spend
+from hugginggpt.tools.llm.replies import reply_text
 
 __all__ = ["respond", "abort", "results_digest", "template_response"]
 

@@ -15,26 +15,24 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, ValidationError
 
-from graph.context import Context, context_of
-from graph.llms import complete, describe_llm, has_llm, reply_text, run_spend
-from graph.offline_planner import split_clauses
-from graph.routing import predicted_tokens, tier_needed
-from graph.state import Candidate, LLMCall, Selection, State, Subtask
-from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
-from nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
-from tools.catalog import DEFAULT_CATALOG, load_catalog
-from tools.errors import LLMNotConfiguredError
-from tools.kinds import generated_ref, kind_of_literal
-from tools.registry import run_settings
-from tools.selection import (
-    Query,
-    RankedCandidate,
-    detect_language,
-    explain_unavailable,
-    focus,
-    rank_candidates,
-)
-from tools.tasks import get_task_type
+from hugginggpt.graph.context import Context, context_of
+from hugginggpt.graph.state import Candidate, Selection, State, Subtask
+from hugginggpt.nodes.demand import predicted_tokens, tier_needed
+from hugginggpt.nodes.planning.reading import split_clauses
+from hugginggpt.nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
+from hugginggpt.nodes.ranking import Query, RankedCandidate, focus, rank_candidates
+from hugginggpt.tools.errors import LLMNotConfiguredError
+from hugginggpt.tools.experts.availability import explain_unavailable
+from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+from hugginggpt.tools.experts.lite.engines import language_of
+from hugginggpt.tools.experts.registry import run_settings
+from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.kinds import generated_ref, kind_of_literal
+from hugginggpt.tools.llm.client import complete
+from hugginggpt.tools.llm.config import describe_llm, has_llm
+from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
+from hugginggpt.tools.llm.records import LLMCall, run_spend
+from hugginggpt.tools.llm.replies import json_candidates, reply_text
 
 __all__ = ["select", "route_after_select", "ModelChoice"]
 
@@ -94,7 +92,7 @@ def _choose(
             schema=ModelChoice.model_json_schema(), turn=len(state.history) // 2,
             spent=run_spend(state.llm_calls, len(state.history) // 2),
         )
-        answer = ModelChoice.model_validate_json(_json_object(reply_text(raw)))
+        answer = _choice(reply_text(raw))
     except ValidationError as exc:
         return ranked, (f"close call ({ranking}); the selector's answer was unusable "
                         f"({exc.error_count()} problems); took the top-ranked")
@@ -111,10 +109,19 @@ def _choose(
     )
 
 
-def _json_object(text: str) -> str:
-    """The JSON object in a reply that may wrap it in prose or a code fence."""
-    start, end = text.find("{"), text.rfind("}")
-    return text[start:end + 1] if 0 <= start < end else text
+def _choice(text: str) -> ModelChoice:
+    """The selector's answer: the first JSON object in the reply that is a choice.
+
+    Raises:
+        ValidationError: no JSON object in the reply is a valid choice.
+    """
+    first, *others = json_candidates(text)  # the whole reply first
+    for candidate in others:
+        try:
+            return ModelChoice.model_validate_json(candidate)
+        except ValidationError:
+            continue
+    return ModelChoice.model_validate_json(first)
 
 
 def signature(subtask: Subtask) -> tuple[Any, ...]:
@@ -145,7 +152,7 @@ def _query(subtask: Subtask, request: str, language: str | None, context: Contex
     part = focus(split_clauses(request[:1000]),
                  task_type.description if task_type else subtask.task)
     return Query(text=f"{part} {literal[:300]}".strip(),
-                 language=detect_language(literal) or language,
+                 language=language_of(literal) or language,
                  latency_budget_s=context.latency_budget_s,
                  target_language=subtask.args.get("tgt_lang") or None)
 
@@ -160,7 +167,7 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     get_stream_writer()({"type": "stage", "stage": "select", "event": "start"})
     calls: list[LLMCall] = []  # appended from the pool's threads (list.append is atomic)
     catalog = load_catalog(context.catalog or DEFAULT_CATALOG)
-    language = detect_language(state.request)
+    language = language_of(state.request)
     use_llm = has_llm(context, "selector")
 
     def select_one(subtask: Subtask) -> Selection:

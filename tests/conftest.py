@@ -18,11 +18,11 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph import build_graph
-from graph.checkpoint import serializer
-from graph.context import Context
+from hugginggpt import build_graph
+from hugginggpt.graph.checkpoint import serializer
+from hugginggpt.graph.context import Context
+from hugginggpt.tools.experts import registry
 from tests.llm_server import ScriptedLLMServer
-from tools import registry
 
 # Property tests keep no example database, and hypothesis's caches go to the temp
 # folder: nothing is written into the checkout.
@@ -70,7 +70,7 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFa
 @pytest.fixture(autouse=True)
 def fresh_router() -> Iterator[None]:
     """Each test starts from the routing priors (the router is per process)."""
-    from graph.routing import ROUTER
+    from hugginggpt.tools.llm.router import ROUTER
 
     ROUTER.reset()
     yield

@@ -9,10 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-from graph import build_graph
-from graph.checkpoint import aopen_checkpointer
-from graph.context import Context
-from tools import register_tool
+from hugginggpt import build_graph
+from hugginggpt.graph.checkpoint import aopen_checkpointer
+from hugginggpt.graph.context import Context
+from hugginggpt.tools.experts import register_tool
 
 LOG = Path(os.environ["PG_TEST_LOG"])
 def plan_for(thread: str) -> list[dict]:

@@ -8,9 +8,9 @@ import json
 import pytest
 from langgraph.types import Command
 
-from graph.cli import main
-from graph.context import Context
-from tools import register_tool
+from hugginggpt.cli import main
+from hugginggpt.graph.context import Context
+from hugginggpt.tools.experts import register_tool
 
 PLAN = [{"id": 0, "task": "summarization", "dep": [], "args": {"text": "a long text"}},
         {"id": 1, "task": "translation", "dep": [0],
@@ -148,7 +148,7 @@ def test_cli_resume_with_an_edited_plan_file(capsys, workspace, tmp_path):
 
 
 def test_terminal_prompt_answers(monkeypatch, tmp_path, capsys):
-    from graph import cli
+    from hugginggpt import cli
 
     pending = {"policy": "plan", "request": "r", "plan": PLAN,
                "selections": {"0": {"model": "m", "backend": "dry-run"}}, "problems": []}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.cli import main
+from hugginggpt.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "caption-translate-speak.json"
@@ -133,7 +133,7 @@ def test_ctrl_c_interrupts_then_resume_finishes(tmp_path):
         {"id": 1, "task": "image-to-text", "dep": [0], "args": {"image": "<GENERATED>-0"}},
         {"id": 2, "task": "text-to-video", "dep": [1], "args": {"text": "<GENERATED>-1"}},
     ]))
-    cli = [sys.executable, "-m", "graph.cli"]
+    cli = [sys.executable, "-m", "hugginggpt.cli"]
     proc = subprocess.Popen(
         [*cli, "run", "draw and caption", "--dry-run", "--plan", str(plan),
          "--latency-scale", "0.02", "--thread", "ctrl-c", "--json", "--workspace", str(workspace)],
@@ -168,7 +168,7 @@ def test_ctrl_c_interrupts_then_resume_finishes(tmp_path):
 def test_progress_on_a_terminal_uses_rich(monkeypatch):
     import io
 
-    from graph.progress import Progress
+    from hugginggpt.progress import Progress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

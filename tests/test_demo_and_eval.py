@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graph.cli import main
+from hugginggpt.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from graph.evaluation import (
+from hugginggpt.evaluation import (
     Counts,
     DatasetError,
     PlanNode,
@@ -24,7 +24,7 @@ from graph.evaluation import (
     read_samples,
     score_plan,
 )
-from tools.tasks import get_task_type
+from hugginggpt.tools.experts.tasks import get_task_type
 
 TASKBENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "taskbench-huggingface"
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from hugginggpt.tools.experts import TransientToolError, register_tool
 from tests.conftest import run
-from tools import TransientToolError, register_tool
 
 
 def _plan(*subtasks: dict) -> dict:
@@ -230,14 +230,14 @@ def test_minilm_similarity_and_embedding_run_for_real(compiled, make_context, ll
     assert ref["kind"] == "vector" and ref["dims"] == 384
     from pathlib import Path
 
-    from tools import ArtifactStore
+    from hugginggpt.tools.experts import ArtifactStore
 
     vector = ArtifactStore(Path(make_context().workspace), "t").read_json(ref)
     assert abs(sum(v * v for v in vector) - 1.0) < 1e-3  # normalised embedding
 
 
 def test_minilm_loads_once_per_process():
-    from tools import lite
+    from hugginggpt.tools.experts import lite
 
     first = lite.minilm()
     lite.sentence_similarity("a", "b")

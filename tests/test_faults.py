@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph import build_graph
-from graph.checkpoint import serializer
+from hugginggpt import build_graph
+from hugginggpt.graph.checkpoint import serializer
+from hugginggpt.tools.experts import get_task_type, is_artifact_ref
+from hugginggpt.tools.experts.dry_run import _png
+from hugginggpt.tools.experts.faults import FAULT_KINDS, FaultSpec
+from hugginggpt.tools.threads import TOOL_POOL
 from tests.conftest import run
-from tools import get_task_type, is_artifact_ref
-from tools.dry_run import _png
-from tools.faults import FAULT_KINDS, FaultSpec
-from tools.threads import TOOL_POOL
 
 
 def _sub(i: int, task: str, dep: list[int] | None = None, **args: str) -> dict[str, Any]:
@@ -345,7 +345,7 @@ def test_selector_fault_falls_back_to_the_ranking(compiled, make_context, llm_se
 def test_a_timeout_raised_by_the_tool_is_not_taken_for_the_subtask_timeout(
     compiled, make_context, test_tools, catalog_file
 ):
-    from tools import register_tool
+    from hugginggpt.tools.experts import register_tool
 
     def summarize(text: str) -> str:
         raise TimeoutError("read timed out talking to the model server")

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from hugginggpt.tools.experts import ArgumentError, ArtifactStore, register_tool
+from hugginggpt.tools.experts.dry_run import _png
+from hugginggpt.tools.fetch import FetchLimits, check_url, fetch_url
 from tests.conftest import run
-from tools import ArgumentError, ArtifactStore, register_tool
-from tools.dry_run import _png
-from tools.fetch import FetchLimits, check_url, fetch_url
 
 PNG = _png()
 ROUTES: dict[str, tuple[int, str, bytes, dict[str, str]]] = {

@@ -18,9 +18,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from tests.conftest import run
-from tests.hf_stub import HFStubServer, Reply
-from tools import (
+from hugginggpt.tools.experts import (
     ArtifactStore,
     ToolContext,
     ToolExecutionError,
@@ -28,6 +26,8 @@ from tools import (
     find_tools,
     hf_inference,
 )
+from tests.conftest import run
+from tests.hf_stub import HFStubServer, Reply
 
 MODELS = {
     "text-classification": "acme/sentiment",

@@ -32,17 +32,17 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from graph.context import Context
-from graph.validation import MAX_ARG_CHARS, validate_plan
-from nodes.execute import Job, _resolve_file, resolve_args
-from nodes.prompts import RESPONDER_SYSTEM
+from hugginggpt.graph.context import Context
+from hugginggpt.nodes.execute import Job, _resolve_file, resolve_args
+from hugginggpt.nodes.planning.validation import MAX_ARG_CHARS, validate_plan
+from hugginggpt.nodes.prompts import RESPONDER_SYSTEM
+from hugginggpt.tools.errors import ToolExecutionError, TransientToolError
+from hugginggpt.tools.experts import ArgumentError, ArtifactStore, register_tool
+from hugginggpt.tools.experts.dry_run import _png
+from hugginggpt.tools.experts.registry import normalize_outputs
+from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.fetch import FetchLimits, check_url, fetch_url
 from tests.conftest import run
-from tools import ArgumentError, ArtifactStore, register_tool
-from tools.dry_run import _png
-from tools.errors import ToolExecutionError, TransientToolError
-from tools.fetch import FetchLimits, check_url, fetch_url
-from tools.registry import normalize_outputs
-from tools.tasks import get_task_type
 
 PNG = _png()
 MB = 1024 * 1024

@@ -18,10 +18,16 @@ from typing import Any
 
 import pytest
 
+from hugginggpt.tools.experts import (
+    ArtifactStore,
+    LimitExceededError,
+    TransientToolError,
+    local,
+    register_tool,
+)
+from hugginggpt.tools.fetch import DownloadBudget, FetchLimits, fetch_url
 from tests import tiny_models
 from tests.conftest import run
-from tools import ArtifactStore, LimitExceededError, TransientToolError, local, register_tool
-from tools.fetch import DownloadBudget, FetchLimits, fetch_url
 
 
 def _sub(i: int, task: str, dep: list[int] | None = None, **args: str) -> dict[str, Any]:
@@ -62,7 +68,7 @@ def test_planner_that_keeps_planning_too_many_subtasks_ends_aborted(
 
 
 def test_max_subtasks_comes_from_the_environment(monkeypatch):
-    from graph.context import Context
+    from hugginggpt.graph.context import Context
 
     monkeypatch.setenv("HUGGINGGPT_MAX_SUBTASKS", "4")
     monkeypatch.setenv("HUGGINGGPT_MAX_RUN_S", "12.5")
@@ -330,7 +336,7 @@ def test_model_limit_below_one_is_a_clear_error(compiled, make_context, three_ti
 
 
 def test_limits_from_the_command_line(capsys, workspace):
-    from graph.cli import main
+    from hugginggpt.cli import main
 
     example = Path(__file__).resolve().parents[1] / "examples" / "caption-translate-speak.json"
     code = main(["run", "draw, caption, translate, speak", "--dry-run", "--plan", str(example),

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from graph.cli import main
+from hugginggpt.cli import main
+from hugginggpt.tools.redact import redact
 from tests.conftest import run
-from tools.redact import redact
 
 BAD = {"tool_args": {"subtasks": [{"id": 0, "task": "teleportation", "dep": [], "args": {}}]}}
 VALID = {"tool_args": {"subtasks": [

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from tests.conftest import run
-from tools import ToolExecutionError, lite, load_catalog, registered_tools
-from tools.lite import (
+from hugginggpt.nodes.ranking import Query, rank_candidates
+from hugginggpt.tools.experts import ToolExecutionError, load_catalog, registered_tools
+from hugginggpt.tools.experts.lite import (
     LANGDETECT,
     LITE_BACKEND,
     MINILM,
@@ -23,9 +23,11 @@ from tools.lite import (
     RAPIDOCR,
     TEXTRANK,
     VADER,
+    engines,
 )
-from tools.selection import Query, rank_candidates
-from tools.tasks import get_task_type
+from hugginggpt.tools.experts.lite import tools as lite_tools
+from hugginggpt.tools.experts.tasks import get_task_type
+from tests.conftest import run
 
 REVIEW = [
     "The soup was cold and bland.",
@@ -93,7 +95,7 @@ def _squashed(text: str) -> str:
 
 
 def test_ocr_reads_rendered_text_in_reading_order(images):
-    text = lite.image_to_text(images["receipt"])
+    text = lite_tools.image_to_text(images["receipt"])
     lines = text.splitlines()
     assert len(lines) == len(RECEIPT)
     for line, (left, right) in zip(lines, RECEIPT, strict=True):
@@ -113,37 +115,37 @@ def test_ocr_rows_group_boxes_by_height_then_left_to_right():
         (box(10, 100), "second-left", 0.9),
         (box(200, 12), "first-right", 0.9),
     ]
-    assert lite._rows(found) == ["first first-right", "second-left second-right"]
+    assert lite_tools._rows(found) == ["first first-right", "second-left second-right"]
 
 
 def test_ocr_of_an_image_without_text_fails_instead_of_returning_nothing(images):
     with pytest.raises(ToolExecutionError, match="no text.*cannot describe"):
-        lite.image_to_text(images["blank"])
+        lite_tools.image_to_text(images["blank"])
 
 
 def test_ocr_refuses_what_is_not_a_local_image(tmp_path):
     with pytest.raises(ToolExecutionError, match="not a local file"):
-        lite.image_to_text(Path("https://example.com/photo.png"))
+        lite_tools.image_to_text(Path("https://example.com/photo.png"))
     fake = tmp_path / "fake.png"
     fake.write_text("not an image")
     with pytest.raises(ToolExecutionError, match="not a readable image"):
-        lite.image_to_text(fake)
+        lite_tools.image_to_text(fake)
 
 
 def test_document_question_answering_finds_the_line_that_answers(images):
-    answer = lite.document_question_answering(images["receipt"], "What is the total?")
+    answer = lite_tools.document_question_answering(images["receipt"], "What is the total?")
     assert _squashed(answer) == "total13.49eur"
     with pytest.raises(ToolExecutionError, match="no line of the document relates"):
-        lite.document_question_answering(images["receipt"], "Who won the world cup?")
+        lite_tools.document_question_answering(images["receipt"], "Who won the world cup?")
 
 
 # Text engines
 
 
 def test_vader_labels_clear_sentiment():
-    positive = lite.sentiment("I love this phone, the camera is fantastic!")
-    negative = lite.sentiment(" ".join(REVIEW))
-    neutral = lite.sentiment("The meeting is at ten in room four.")
+    positive = lite_tools.sentiment("I love this phone, the camera is fantastic!")
+    negative = lite_tools.sentiment(" ".join(REVIEW))
+    neutral = lite_tools.sentiment("The meeting is at ten in room four.")
     assert [positive[0]["label"], negative[0]["label"], neutral[0]["label"]] == [
         "POSITIVE", "NEGATIVE", "NEUTRAL"]
     for labels in (positive, negative, neutral):
@@ -155,7 +157,7 @@ def test_vader_labels_clear_sentiment():
 
 
 def test_summary_is_shorter_and_made_of_the_texts_sentences_in_order():
-    summary = lite.summarize(ARTICLE)  # hard-wrapped: sentences run across lines
+    summary = lite_tools.summarize(ARTICLE)  # hard-wrapped: sentences run across lines
     flat = " ".join(ARTICLE.split())
     sentences = [s.strip() + "." for s in summary.split(".") if s.strip()]
     assert 0 < len(summary) < len(flat) / 2
@@ -167,39 +169,39 @@ def test_summary_is_shorter_and_made_of_the_texts_sentences_in_order():
 
 
 def test_summary_of_a_short_text_is_its_first_sentence_and_empty_text_fails():
-    assert lite.summarize("Short text. Only two sentences.") == "Short text."
+    assert lite_tools.summarize("Short text. Only two sentences.") == "Short text."
     with pytest.raises(ToolExecutionError, match="empty"):
-        lite.summarize("  \n ")
+        lite_tools.summarize("  \n ")
 
 
 def test_zero_shot_ranks_the_label_the_text_is_about():
-    labels = lite.zero_shot(
+    labels = lite_tools.zero_shot(
         "Messi scored twice as Barcelona beat Madrid in a thrilling football match.",
         "sports, finance, cooking")
     assert [d["label"] for d in labels][0] == "sports"
     assert {d["label"] for d in labels} == {"sports", "finance", "cooking"}
     assert labels[0]["score"] > labels[1]["score"] + 0.05
-    cooking = lite.zero_shot("Whisk the eggs with sugar, fold in the flour and bake it.",
+    cooking = lite_tools.zero_shot("Whisk the eggs with sugar, fold in the flour and bake it.",
                              " sports,, finance , cooking, sports ")
     assert [d["label"] for d in cooking][0] == "cooking" and len(cooking) == 3
     with pytest.raises(ToolExecutionError, match="no candidate labels"):
-        lite.zero_shot("anything", " , ")
+        lite_tools.zero_shot("anything", " , ")
 
 
 def test_langdetect_tells_french_from_english_deterministically():
-    french = lite.detect_language("Bonjour, je voudrais réserver une table pour deux ce soir.")
-    english = lite.detect_language("Hello, I would like to book a table for two tonight.")
+    french = lite_tools.detect_language("Bonjour, je voudrais réserver une table pour deux ce soir.")
+    english = lite_tools.detect_language("Hello, I would like to book a table for two tonight.")
     assert french[0]["label"] == "fr" and english[0]["label"] == "en"
     assert french[0]["score"] > 0.9
     short = "pasta al forno"  # ambiguous: unseeded langdetect answers differently run to run
-    assert all(lite.detect_language(short) == lite.detect_language(short) for _ in range(5))
+    assert all(lite_tools.detect_language(short) == lite_tools.detect_language(short) for _ in range(5))
     with pytest.raises(ToolExecutionError, match="cannot tell the language"):
-        lite.detect_language("12345 !!! 678")
+        lite_tools.detect_language("12345 !!! 678")
 
 
 def test_text_that_is_too_long_is_refused():
     with pytest.raises(ToolExecutionError, match="more than"):
-        lite.sentiment("good " * (lite.MAX_TEXT_CHARS // 5 + 1))
+        lite_tools.sentiment("good " * (lite_tools.MAX_TEXT_CHARS // 5 + 1))
 
 
 # Loading, registration, selection
@@ -209,7 +211,7 @@ def test_load_once_runs_the_loader_once_when_threads_race():
     calls: list[int] = []
     start = threading.Barrier(8)
 
-    @lite.load_once
+    @engines.load_once
     def slow() -> object:
         calls.append(1)
         time.sleep(0.05)
@@ -227,7 +229,7 @@ def test_load_once_runs_the_loader_once_when_threads_race():
     for t in threads:
         t.join()
     assert len(calls) == 1 and len(got) == 8 and len({id(g) for g in got}) == 1
-    assert lite.vader() is lite.vader() and lite.ocr_engine() is lite.ocr_engine()
+    assert engines.vader() is engines.vader() and engines.ocr_engine() is engines.ocr_engine()
 
 
 EXPECTED = {

@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-import tools.local as local
+import hugginggpt.tools.experts.local as local
+from hugginggpt.tools.experts import ArtifactStore, ModelCard, ToolExecutionError, registered_tools
+from hugginggpt.tools.experts.registry import run_settings
 from tests import tiny_models
 from tests.conftest import run
-from tools import ArtifactStore, ModelCard, ToolExecutionError, registered_tools
-from tools.registry import run_settings
 
 PHOTO_SIZE = (64, 48)
 

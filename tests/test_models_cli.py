@@ -11,8 +11,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from graph.cli import main
-from tools.catalog import load_catalog
+from hugginggpt.cli import main
+from hugginggpt.tools.experts.catalog import load_catalog
 
 HUB_MODELS = {
     "summarization": [

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from graph.context import Context
-from graph.offline_planner import CannotPlanOffline, adapt, offline_plan, read_request
+from hugginggpt.graph.context import Context
+from hugginggpt.nodes.planning.bank import BankExample, PlanBank, load_bank
+from hugginggpt.nodes.planning.offline import CannotPlanOffline, adapt, offline_plan
+from hugginggpt.nodes.planning.reading import read_request
 from tests.conftest import run
-from tools.plan_bank import BankExample, PlanBank, load_bank
 
 CAPTION_TRANSLATE = BankExample(
     "b-caption", "Describe picture.png and translate the description into French",

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from graph.offline_planner import CannotPlanOffline, offline_plan
-from graph.validation import validate_plan
-from tools.plan_bank import load_bank
+from hugginggpt.nodes.planning.bank import load_bank
+from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
+from hugginggpt.nodes.planning.validation import validate_plan
 
 REQUESTS = (Path(__file__).resolve().parents[2] / "shared" / "data" / "taskbench-huggingface"
             / "user_requests.json")

@@ -1,4 +1,4 @@
-"""The plan data: the example bank (tools/plan_bank.jsonl) and the labelled evaluation set
+"""The plan data: the example bank (nodes/planning/plan_bank.jsonl) and the labelled evaluation set
 (evals/labelled.jsonl).
 
 Every plan must pass the validator, be faithful to its request (files, quoted texts,
@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from graph.validation import validate_plan
-from tools.kinds import generated_ref, kind_of_literal
-from tools.tasks import get_task_type, task_types
+from hugginggpt.nodes.planning.validation import validate_plan
+from hugginggpt.tools.experts.tasks import get_task_type, task_types
+from hugginggpt.tools.kinds import generated_ref, kind_of_literal
 
 ROOT = Path(__file__).resolve().parents[1]
-BANK = ROOT / "tools" / "plan_bank.jsonl"
+BANK = ROOT / "nodes" / "planning" / "plan_bank.jsonl"
 LABELLED = ROOT / "evals" / "labelled.jsonl"
 FILES = {"bank": BANK, "eval": LABELLED}
 

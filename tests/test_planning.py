@@ -130,7 +130,7 @@ def test_planner_http_500_aborts(compiled, make_context, llm_server):
 
 
 def test_no_llm_configured_aborts_with_instructions(compiled, workspace):
-    from graph.context import Context
+    from hugginggpt.graph.context import Context
 
     out = run(compiled, Context(workspace=str(workspace)))
     assert out["status"] == "aborted"
@@ -187,7 +187,7 @@ def test_every_llm_call_is_accounted(compiled, make_context, llm_server):
     assert "InternalServerError" in calls[2].error or "500" in calls[2].error
     assert out["responder"] == "template (responder LLM failed)"
 
-    from nodes.accounting import usage_totals
+    from hugginggpt.tools.llm.records import usage_totals
 
     totals = usage_totals(calls)
     assert totals | {"latency_s": 0} == {"calls": 3, "by_role": {"planner": 2, "responder": 1},

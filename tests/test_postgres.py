@@ -53,7 +53,7 @@ def _subtask(line: str) -> tuple[str, int]:
 def _checkpointed_subtasks(url: str, threads: list[str]) -> set[tuple[str, int]]:
     """The subtasks whose results are saved in the threads' checkpoints (the pending
     writes of the interrupted execute step)."""
-    from graph.checkpoint import open_checkpointer
+    from hugginggpt.graph.checkpoint import open_checkpointer
 
     saved = set()
     with open_checkpointer(url) as saver:
@@ -103,8 +103,8 @@ def test_two_processes_one_killed_the_other_resumes(database, tmp_path):
     assert set(rerun) <= {(t, s) for t in doomed for s in range(3)} - saved
     assert rerun  # the cut ones did run again
 
-    from graph import build_graph
-    from graph.checkpoint import open_checkpointer
+    from hugginggpt import build_graph
+    from hugginggpt.graph.checkpoint import open_checkpointer
 
     with open_checkpointer(database) as saver:
         app = build_graph(checkpointer=saver)

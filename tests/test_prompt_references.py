@@ -8,8 +8,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from hugginggpt.tools.experts.registry import ToolContext, register_tool
 from tests.conftest import run
-from tools.registry import ToolContext, register_tool
 
 TRANSCRIPT = " ".join(f"word{i}" for i in range(1500))  # a long transcript-like output
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]{120,}")

@@ -2,7 +2,7 @@
 
 Plans: generated valid DAGs (random task types, dependencies only on earlier subtasks,
 ``<GENERATED>-k`` only where subtask k produces the kind the argument needs) always pass
-:func:`graph.validation.validate_plan`; the same plans with one random corruption are
+:func:`hugginggpt.nodes.planning.validation.validate_plan`; the same plans with one random corruption are
 always rejected, with a problem that names what is wrong.
 
 Paths: generated file arguments (``..``, absolute paths, links in and out of the
@@ -21,10 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graph.validation import validate_plan
-from nodes.execute import Job, _resolve_file, resolve_args
-from tools import ArgumentError, ArtifactStore
-from tools.tasks import TaskType, get_task_type, task_types
+from hugginggpt.nodes.execute import Job, _resolve_file, resolve_args
+from hugginggpt.nodes.planning.validation import validate_plan
+from hugginggpt.tools.experts import ArgumentError, ArtifactStore
+from hugginggpt.tools.experts.tasks import TaskType, get_task_type, task_types
 
 SETTINGS = settings(max_examples=200, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])

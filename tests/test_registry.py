@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tools import (
+from hugginggpt.nodes.ranking import rank_candidates
+from hugginggpt.tools.errors import ToolExecutionError
+from hugginggpt.tools.experts import (
     ArtifactStore,
     ToolContext,
     ToolDefinitionError,
@@ -14,10 +16,8 @@ from tools import (
     register_tool,
     tool,
 )
-from tools.catalog import load_catalog
-from tools.errors import ToolExecutionError
-from tools.registry import find_tools, normalize_outputs
-from tools.selection import rank_candidates
+from hugginggpt.tools.experts.catalog import load_catalog
+from hugginggpt.tools.experts.registry import find_tools, normalize_outputs
 
 
 def test_decorator_registers_a_typed_tool(test_tools):
@@ -75,7 +75,7 @@ def test_outputs_become_references(tmp_path):
 
 
 def test_artifact_refs_cannot_escape_the_workspace(tmp_path):
-    from tools import ArgumentError
+    from hugginggpt.tools.experts import ArgumentError
 
     store = ArtifactStore(tmp_path / "ws", "t")
     with pytest.raises(ArgumentError, match="outside the workspace"):
@@ -94,7 +94,7 @@ def test_ranking_filters_by_backend_and_orders_by_model_card():
 
 
 def test_catalog_covers_every_task_type_with_several_models():
-    from tools.tasks import task_types
+    from hugginggpt.tools.experts.tasks import task_types
 
     catalog = load_catalog()
     for task_type in task_types():

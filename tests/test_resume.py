@@ -13,14 +13,14 @@ from pathlib import Path
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graph import build_graph
-from graph.checkpoint import open_checkpointer
-from graph.context import Context
+from hugginggpt import build_graph
+from hugginggpt.graph.checkpoint import open_checkpointer
+from hugginggpt.graph.context import Context
 
 PLUGIN = '''
 import os, time
 from pathlib import Path
-from tools import register_tool
+from hugginggpt.tools.experts import register_tool
 
 LOG = Path(os.environ["CRASH_LOG"])
 
@@ -45,7 +45,7 @@ PLAN = {"subtasks": [
 
 
 def _cli(tmp_path: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "graph.cli", *args, "--workspace", str(tmp_path / "ws")]
+    return [sys.executable, "-m", "hugginggpt.cli", *args, "--workspace", str(tmp_path / "ws")]
 
 
 def _wait_for(predicate, timeout: float = 60.0) -> None:
@@ -144,7 +144,7 @@ def test_stream_yields_stage_and_subtask_events(tmp_path: Path):
 def test_checkpoint_urls():
     import pytest
 
-    from graph.checkpoint import sqlite_path
+    from hugginggpt.graph.checkpoint import sqlite_path
 
     assert sqlite_path("sqlite:////abs/runs.sqlite") == Path("/abs/runs.sqlite")
     assert sqlite_path("sqlite:///runs.sqlite") == Path("runs.sqlite")

@@ -12,18 +12,17 @@ from typing import Any
 
 import pytest
 
-from graph.context import Context
-from graph.llms import routing_config
-from graph.routing import (
-    ROUTER,
+from hugginggpt.graph.context import Context
+from hugginggpt.nodes.demand import tier_needed
+from hugginggpt.tools.llm.config import (
     ConfigError,
     Endpoint,
-    Router,
     RoutingConfig,
     load_config,
     parse_config,
-    tier_needed,
+    routing_config,
 )
+from hugginggpt.tools.llm.router import ROUTER, Router
 from tests.conftest import run
 from tests.llm_server import ScriptedLLMServer
 
@@ -310,7 +309,7 @@ def test_invalid_configurations_are_refused_with_the_reason(raw, message):
 
 
 def test_a_broken_configuration_file_stops_the_cli_with_the_reason(capsys, tmp_path):
-    from graph.cli import main
+    from hugginggpt.cli import main
 
     bad = tmp_path / "llms.toml"
     bad.write_text("[[endpoints]]\nmodel = 'm'\ntier = 'gigantic'\n")
@@ -329,7 +328,7 @@ def test_a_broken_configuration_file_stops_the_cli_with_the_reason(capsys, tmp_p
 def test_credentials_in_a_url_are_never_shown():
     endpoint = Endpoint(name="e", model="m", base_url="https://user:secret@llm.example/v1")
     assert "secret" not in endpoint.label and "llm.example" in endpoint.label
-    from graph.context import settings_of
+    from hugginggpt.graph.context import settings_of
 
     settings = settings_of(Context(llm_base_url="https://user:secret@llm.example/v1"))
     assert "secret" not in str(settings)

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from hugginggpt.nodes.ranking import Query, rank_candidates
+from hugginggpt.tools.experts.availability import backend_order
+from hugginggpt.tools.experts.catalog import load_catalog
+from hugginggpt.tools.experts.lite.engines import language_of
 from tests.conftest import run
-from tools.catalog import load_catalog
-from tools.selection import Query, backend_order, detect_language, rank_candidates
 
 
 def _catalog(tmp_path: Path, *cards: dict) -> str:
@@ -29,7 +31,7 @@ def test_language_of_the_request_counts(tmp_path):
         _card("en/popular", downloads=50_000, languages=["en"]),
         _card("fr/native", downloads=20_000, languages=["fr"]),
     ))
-    french = Query(language=detect_language("Résume cet article sur la politique française."))
+    french = Query(language=language_of("Résume cet article sur la politique française."))
     assert french.language == "fr"
     ranked = rank_candidates("summarization", catalog, "dry-run", french)
     assert ranked[0].model == "fr/native"
@@ -110,12 +112,12 @@ def test_no_model_for_the_target_language_says_so(compiled, make_context):
 
 
 def test_embedding_cache_is_compact_and_bounded():
-    from tools import selection
+    from hugginggpt.tools.experts.lite import engines as selection
 
-    vectors = selection._embed([f"request number {i}" for i in range(3)])
+    vectors = selection.embed([f"request number {i}" for i in range(3)])
     assert len(vectors[0]) == 384 and isinstance(vectors[0][0], float)
     for i in range(selection.EMBEDDING_CACHE_SIZE + 10):
-        selection._embed([f"another request {i}"])
+        selection.embed([f"another request {i}"])
     assert len(selection._embeddings) == selection.EMBEDDING_CACHE_SIZE
     entry = next(iter(selection._embeddings.values()))
     assert entry.itemsize == 4  # float32, as MiniLM computes them

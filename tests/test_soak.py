@@ -35,7 +35,7 @@ def test_soak_of_twenty_runs_explains_every_failure(tmp_path):
 def test_the_soak_judges_what_it_is_given(tmp_path):
     """The classifier is not a rubber stamp: a reasonless failure, a missing result, a
     wrongly typed output and an escaped exception are unexplained."""
-    from graph.state import Selection, SubtaskResult
+    from hugginggpt.graph.state import Selection, SubtaskResult
 
     soak = _soak_module()
     trial = soak.Trial(0, [{"id": 0, "task": "summarization", "dep": [], "args": {}},

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from graph.cli import main
+from hugginggpt.cli import main
 
 PLAN = {"subtasks": [
     {"id": 0, "task": "translation", "dep": [], "args": {"text": "hello", "tgt_lang": "fr"}},
@@ -112,7 +112,7 @@ def test_a_replay_that_diverges_says_where(capsys, workspace, llm_server, close_
     # is still served by order, and the replay says the prompt differed
     import importlib
 
-    plan_module = importlib.import_module("nodes.plan")
+    plan_module = importlib.import_module("hugginggpt.nodes.plan")
     monkeypatch.setattr(plan_module, "PLANNER_USER", plan_module.PLANNER_USER + "\n(v2)")
     code, out, err = _cli(capsys, "replay", "--thread", "drift", "--workspace",
                           str(workspace), "--json")

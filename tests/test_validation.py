@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graph.validation import PlanParseError, parse_plan_text, validate_plan
-from tools.kinds import kind_of_literal
-from tools.tasks import get_task_type, task_types
+from hugginggpt.nodes.planning.validation import PlanParseError, parse_plan_text, validate_plan
+from hugginggpt.tools.experts.tasks import get_task_type, task_types
+from hugginggpt.tools.kinds import kind_of_literal
 
 TASKBENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "taskbench-huggingface"
 

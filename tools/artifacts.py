@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tools.errors import ArgumentError
+from hugginggpt.tools.errors import ArgumentError
 
 __all__ = ["ArtifactStore", "is_artifact_ref", "content_id"]
 

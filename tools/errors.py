@@ -61,7 +61,7 @@ class LimitExceededError(HuggingGPTError):
     raise it; trying again within the same run does not help.
 
     Attributes:
-        setting: the :class:`~graph.context.Context` field of the limit.
+        setting: the :class:`~hugginggpt.graph.context.Context` field of the limit.
         value: its value for this run.
     """
 

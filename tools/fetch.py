@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
-from tools.artifacts import ArtifactStore
-from tools.errors import ArgumentError, LimitExceededError, TransientToolError
+from hugginggpt.tools.artifacts import ArtifactStore
+from hugginggpt.tools.errors import ArgumentError, LimitExceededError, TransientToolError
 
 __all__ = ["FetchLimits", "DownloadBudget", "fetch_url", "check_url", "checked_addresses",
            "is_public_address", "sniff"]

@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.errors import ArgumentError
-from tools.kinds import is_url
+from hugginggpt.tools.errors import ArgumentError
+from hugginggpt.tools.kinds import is_url
 
 __all__ = ["MAX_PATH_CHARS", "resolve_input_file", "clip"]
 

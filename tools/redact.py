@@ -13,7 +13,7 @@ import logging
 import os
 import re
 
-__all__ = ["redact", "REDACTED", "install_log_redaction"]
+__all__ = ["redact", "REDACTED", "RedactingFilter", "LOG_FILTER", "install_log_redaction"]
 
 REDACTED = "[redacted]"
 
@@ -48,32 +48,40 @@ def redact(text: str) -> str:
 
 
 # where request URLs, headers or error bodies get logged: HTTP and LLM clients (openai
-# vendors httpx as httpx2), and this project's own packages
-_LOGGED_BY = ("httpx", "httpcore", "openai", "urllib3", "requests", "huggingface_hub",
-              "langsmith", "langchain", "langgraph", "graph", "nodes", "tools")
-_installed = False
+# vendors httpx as httpx2), and this project
+_LOGGED_BY = ("httpx", "httpx2", "httpcore", "openai", "urllib3", "requests",
+              "huggingface_hub", "langsmith", "langchain", "langgraph", "hugginggpt")
 
 
-def _scrub(record: logging.LogRecord) -> None:
-    if record.name.split(".", 1)[0].rstrip("0123456789") in _LOGGED_BY:
-        message = record.getMessage()
+class RedactingFilter(logging.Filter):
+    """Removes secrets from a record's message (see :func:`redact`); never drops one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a malformed record is the logging module's to report
+            return True
         cleaned = redact(message)
         if cleaned != message:
             record.msg, record.args = cleaned, None
+        return True
+
+
+LOG_FILTER = RedactingFilter()
 
 
 def install_log_redaction() -> None:
-    """Remove secrets from every log record of the HTTP and LLM clients and of this
-    project, whichever handlers an application installs (idempotent)."""
-    global _installed
-    if _installed:
-        return
-    _installed = True
-    make_record = logging.getLogRecordFactory()
+    """Put :data:`LOG_FILTER` on the loggers of the HTTP and LLM clients and of this
+    project, and on every child logger of theirs that exists now.
 
-    def factory(*args: object, **kwargs: object) -> logging.LogRecord:
-        record = make_record(*args, **kwargs)
-        _scrub(record)
-        return record
-
-    logging.setLogRecordFactory(factory)
+    A logger's filters see only the records logged on that logger (not its children's),
+    so this is called again where a client library has just been imported (a client is
+    built) to cover the loggers it created. Idempotent and cheap; the process's record
+    factory and other applications' handlers are left alone.
+    """
+    names = [*_LOGGED_BY, *(name for name in list(logging.root.manager.loggerDict)
+                            if name.split(".", 1)[0] in _LOGGED_BY)]
+    for name in names:
+        logger = logging.getLogger(name)
+        if LOG_FILTER not in logger.filters:
+            logger.addFilter(LOG_FILTER)

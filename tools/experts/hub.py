@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tools.catalog import Catalog, ModelCard
+from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 
 __all__ = ["HubUnavailableError", "refresh_catalog", "write_catalog", "card_from_hub"]
 

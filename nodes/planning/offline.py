@@ -1,7 +1,7 @@
 """The built-in planner for runs without an LLM: retrieve a similar example, adapt it.
 
-The example bank (:mod:`tools.plan_bank`) holds request -> plan pairs. For a new request
-the planner takes the most similar examples (MiniLM embeddings) and adapts each in turn:
+The example bank (:mod:`~hugginggpt.nodes.planning.bank`) holds request -> plan pairs.
+For a new request the planner takes the most similar examples (MiniLM embeddings) and adapts each in turn:
 the example's files are replaced by this request's files of the same kind (attached, or
 named in the request), its quoted texts by this request's quoted texts, its target
 language by the one the request names, its labels and questions by this request's. The
@@ -12,37 +12,21 @@ or none can be adapted, the planner says it cannot plan the request offline.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import PurePosixPath
 from typing import Any
 
-from graph.validation import validate_plan
-from tools.kinds import DATA_KINDS, TEXT_LIKE, generated_ref, is_url, kind_of_literal
-from tools.plan_bank import FILE_RE, QUOTE_RE, BankExample, PlanBank, unquote_files, url_kind
-from tools.tasks import get_task_type
+from hugginggpt.nodes.planning.bank import BankExample, PlanBank
+from hugginggpt.nodes.planning.reading import RequestFacts, read_request, split_clauses
+from hugginggpt.nodes.planning.validation import validate_plan
+from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.kinds import DATA_KINDS, TEXT_LIKE, generated_ref
 
-__all__ = ["CannotPlanOffline", "OfflinePlan", "RequestFacts", "read_request", "adapt",
-           "compose", "offline_plan", "split_clauses", "MIN_SIMILARITY"]
+__all__ = ["CannotPlanOffline", "OfflinePlan", "adapt", "compose", "offline_plan",
+           "MIN_SIMILARITY"]
 
 MIN_SIMILARITY = 0.45
 """Below this cosine similarity no example is taken as a model for the request."""
-
-LANGUAGES = {
-    "english": "en", "french": "fr", "german": "de", "spanish": "es", "italian": "it",
-    "portuguese": "pt", "dutch": "nl", "russian": "ru", "chinese": "zh", "mandarin": "zh",
-    "japanese": "ja", "korean": "ko", "arabic": "ar", "hindi": "hi", "turkish": "tr",
-    "polish": "pl", "swedish": "sv", "danish": "da", "norwegian": "no", "finnish": "fi",
-    "romanian": "ro", "greek": "el", "czech": "cs", "ukrainian": "uk", "vietnamese": "vi",
-    "indonesian": "id", "hebrew": "he", "hungarian": "hu", "thai": "th", "catalan": "ca",
-}
-_TARGET_RE = re.compile(
-    r"\b(?:to|into|in)\s+(" + "|".join(LANGUAGES) + r")\b", re.IGNORECASE)
-_LABELS_RE = re.compile(
-    r"(?:\b(?:labels?|categories|classes|topics|as|into|between|among|one of|about)\s*:?|:)\s+"
-    r"([\w -]+(?:\s*,\s*[\w -]+)+|[\w-]+\s+or\s+[\w-]+)", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 class CannotPlanOffline(Exception):
@@ -54,57 +38,6 @@ class OfflinePlan:
     items: list[dict[str, Any]]
     example_id: str
     similarity: float
-
-
-@dataclass
-class RequestFacts:
-    """What adaptation takes from a request."""
-
-    files: dict[str, list[str]] = field(default_factory=dict)
-    quotes: list[str] = field(default_factory=list)
-    target_language: str | None = None
-    more_languages: list[str] = field(default_factory=list)
-    """Further target languages ("into Ukrainian and Chinese")."""
-    labels: str | None = None
-    question: str | None = None
-    body: str = ""
-
-
-def _quotes(text: str) -> list[str]:
-    return [next(g for g in m.groups() if g).strip() for m in QUOTE_RE.finditer(text)]
-
-
-def read_request(request: str, attached: Sequence[str] = ()) -> RequestFacts:
-    """Files (attached first, then named in the request, in order), quoted texts, the
-    target language, candidate labels, a question and the text to work on."""
-    request = unquote_files(request)
-    facts = RequestFacts(quotes=_quotes(request))
-    unquoted = QUOTE_RE.sub(" ", request)
-    for value in [*attached, *(m.group(0).rstrip(".") for m in FILE_RE.finditer(unquoted))]:
-        kind = kind_of_literal(value) if not is_url(value) else url_kind(value)
-        names = facts.files.setdefault(kind, [])
-        if kind in DATA_KINDS - {"text"} and value not in names and not any(
-            PurePosixPath(value).name == PurePosixPath(n).name for n in names
-        ):
-            names.append(value)
-    if match := _TARGET_RE.search(unquoted):
-        facts.target_language = LANGUAGES[match.group(1).lower()]
-        tail = re.match(r"(?:\s*(?:,|and|or|&)\s*(?:in|into|to)?\s*(" + "|".join(LANGUAGES)
-                        + r")\b)+", unquoted[match.end():], re.IGNORECASE)
-        if tail:
-            facts.more_languages = [LANGUAGES[w.lower()] for w in re.findall(
-                "|".join(LANGUAGES), tail.group(0), re.IGNORECASE)]
-    if match := _LABELS_RE.search(unquoted):
-        words = re.split(r"\s*,\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+", match.group(1))
-        labels = [w.strip() for w in words if w.strip()]
-        facts.labels = ", ".join(labels) if len(labels) > 1 else None
-    questions = [q for q in facts.quotes if q.endswith("?")] or [
-        s for s in _SENTENCE_END.split(unquoted) if s.strip().endswith("?")]
-    facts.question = questions[0].strip() if questions else None
-    parts = re.split(r":\s+", request, maxsplit=1)  # "Summarise this: <text>"
-    after = parts[1].strip() if len(parts) == 2 else ""
-    facts.body = (" ".join(facts.quotes) or (after if len(after) > 20 else request)).strip()
-    return facts
 
 
 def adapt(example: BankExample, facts: RequestFacts) -> list[dict[str, Any]]:
@@ -194,31 +127,9 @@ def offline_plan(
 CLAUSE_SIMILARITY = 0.45
 """A clause is one step of a composed plan when a one-step example is this close. A
 composed plan wins over the whole-request example when it has more steps."""
-_VERBS = (
-    "analy[sz]e|answer|caption|change|check|classify|clean|compare|compute|convert|count|"
-    "create|denoise|describe|detect|determine|draw|edit|embed|enhance|estimate|explain|"
-    "extract|find|generate|give|identify|label|list|make|measure|paint|paraphrase|produce|"
-    "read|recogni[sz]e|remove|render|rewrite|say|segment|separate|speak|summari[sz]e|tag|"
-    "tell|transcribe|translate|turn|voice|write|show|also|finally|afterwards|next"
-)
-_CLAUSE_SPLIT = re.compile(
-    r"(?:,?\s+and then\s+|,?\s+then\s+|;\s*|(?<=[.!?])\s+"
-    rf"|,?\s+and\s+(?=(?:please\s+|also\s+)?(?:{_VERBS})\b)"
-    rf"|,\s+(?=(?:please\s+|also\s+)?(?:{_VERBS})\b))", re.IGNORECASE)
 _BACK_REFERENCE = re.compile(r"\b(it|its|that|this|them|the result|the output|the "
                              r"(?:caption|text|transcript|summary|translation|answer))\b",
                              re.IGNORECASE)
-
-
-def split_clauses(request: str) -> list[str]:
-    """The request cut where a new step starts ("..., then ...", "... and ...", ". ")."""
-    masked = QUOTE_RE.sub(lambda m: "\x00" * len(m.group(0)), request)  # never cut quotes
-    cuts = [0]
-    for match in _CLAUSE_SPLIT.finditer(masked):
-        cuts += [match.start(), match.end()]
-    cuts.append(len(request))
-    return [request[a:b].strip(" ,.") for a, b in zip(cuts[::2], cuts[1::2], strict=True)
-            if request[a:b].strip(" ,.")]
 
 
 @lru_cache(maxsize=4)

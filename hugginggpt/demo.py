@@ -18,8 +18,8 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graph.context import Context
-from graph.progress import Progress
+from hugginggpt.graph.context import Context
+from hugginggpt.progress import Progress
 
 __all__ = ["DEMO_REQUESTS", "make_samples", "run_demo"]
 
@@ -134,8 +134,8 @@ def run_demo(workspace: Path, out: Callable[[str], None] = print) -> int:
     """Run every demo request; 0 when every check passes."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graph.builder import build_graph
-    from graph.checkpoint import serializer
+    from hugginggpt.graph.builder import build_graph
+    from hugginggpt.graph.checkpoint import serializer
 
     samples = make_samples(workspace / "demo-inputs")
     context = Context(backend="lite", planner="offline", offline=True,

@@ -30,10 +30,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, get_type_hints
 
-from tools.artifacts import ArtifactStore, is_artifact_ref
-from tools.catalog import ModelCard
-from tools.errors import ArgumentError, ToolDefinitionError, ToolOutputError
-from tools.tasks import TaskType, get_task_type
+from hugginggpt.tools.artifacts import ArtifactStore, is_artifact_ref
+from hugginggpt.tools.errors import ArgumentError, ToolDefinitionError, ToolOutputError
+from hugginggpt.tools.experts.catalog import ModelCard
+from hugginggpt.tools.experts.tasks import TaskType, get_task_type
 
 __all__ = [
     "Tool",
@@ -118,7 +118,7 @@ _RUN_SETTINGS: ContextVar[Mapping[str, Mapping[str, Any]]] = ContextVar(
 @contextmanager
 def run_settings(settings: Mapping[str, Mapping[str, Any]]) -> Iterator[None]:
     """Give backends this run's settings (``{backend: {key: value}}``) for the duration
-    of the block; threads started through :func:`tools.threads.in_thread` inherit them.
+    of the block; threads started through :func:`hugginggpt.tools.threads.in_thread` inherit them.
 
     Settings belong to a run, not to the process: two runs in one server may use
     different endpoints.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import openai
 
-from tools.errors import LLMCallError
-from tools.redact import redact
+from hugginggpt.tools.errors import LLMCallError
+from hugginggpt.tools.redact import redact
 
 __all__ = ["LLM_CALL_ERRORS", "describe_llm_error"]
 

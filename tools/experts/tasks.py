@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tools.kinds import DATA_KINDS, TEXT_LIKE, Kind
+from hugginggpt.tools.kinds import DATA_KINDS, TEXT_LIKE, Kind
 
 __all__ = [
     "Arg",

@@ -13,9 +13,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from graph.state import Subtask
-from tools.kinds import generated_ref, is_url, kind_of_literal
-from tools.tasks import get_task_type, task_types
+from hugginggpt.graph.state import Subtask
+from hugginggpt.tools.experts.tasks import get_task_type, task_types
+from hugginggpt.tools.kinds import generated_ref, is_url, kind_of_literal
+from hugginggpt.tools.llm.replies import json_candidates
 
 __all__ = [
     "PlanParseError", "parse_plan_text", "plan_items", "validate_plan", "MAX_ARG_CHARS",
@@ -27,7 +28,6 @@ MAX_ARG_CHARS = 100_000
 MAX_PROBLEMS = 20
 """Problems listed for one plan; the rest are counted (they go back to the LLM)."""
 
-_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _EMBEDDED_REF_RE = re.compile(r"<GENERATED>-[0-9]+")
 
 
@@ -54,20 +54,6 @@ def plan_items(data: Any) -> list[Any]:
     )
 
 
-def _json_candidates(text: str) -> list[str]:
-    candidates = [text.strip()]
-    candidates += [m.group(1).strip() for m in _FENCE_RE.finditer(text)]
-    starts = [i for i, ch in enumerate(text) if ch in "[{"]
-    decoder = json.JSONDecoder()
-    for start in starts:
-        try:
-            _, end = decoder.raw_decode(text, start)
-        except ValueError:
-            continue
-        candidates.append(text[start:end])
-    return candidates
-
-
 def parse_plan_text(text: str) -> list[Any]:
     """Find the plan in an LLM reply.
 
@@ -77,7 +63,7 @@ def parse_plan_text(text: str) -> list[Any]:
     if not text or not text.strip():
         raise PlanParseError("the reply was empty")
     last_error: PlanParseError | None = None
-    for candidate in _json_candidates(text):
+    for candidate in json_candidates(text):
         try:
             data = json.loads(candidate)
         except ValueError:

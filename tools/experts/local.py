@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from tools.catalog import DEFAULT_CATALOG, load_catalog
-from tools.errors import LimitExceededError, ToolExecutionError
-from tools.registry import ToolContext, backend_settings, register_tool
-from tools.threads import MODEL_LOAD_LOCK
+from hugginggpt.tools.errors import LimitExceededError, ToolExecutionError
+from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+from hugginggpt.tools.experts.registry import ToolContext, backend_settings, register_tool
+from hugginggpt.tools.threads import MODEL_LOAD_LOCK
 
 __all__ = [
     "LOCAL_BACKEND",
@@ -243,7 +243,7 @@ class _ModelCache:
 _CACHE = _ModelCache(DEFAULT_MAX_LOADED)
 
 LOAD_LOCK = MODEL_LOAD_LOCK
-"""Held while any model loads, by every backend (see :data:`tools.threads.MODEL_LOAD_LOCK`)."""
+"""Held while any model loads, by every backend (see :data:`hugginggpt.tools.threads.MODEL_LOAD_LOCK`)."""
 
 
 def set_max_loaded(n: int) -> None:

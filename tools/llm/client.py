@@ -4,145 +4,45 @@ An endpoint's ``model`` names an OpenAI-compatible server through ``langchain-op
 (OpenAI, or vLLM, Ollama, TGI, LM Studio with a ``base_url``) or, as ``hf:REPO_ID`` or
 ``hf:URL``, a Hugging Face model or endpoint through ``langchain-huggingface``.
 
-:func:`complete` is the one way the nodes call an LLM: the :mod:`graph.routing` router
-orders the role's endpoints, a failure falls back to the next one, and every attempt is
-recorded as an :class:`~graph.state.LLMCall` (endpoint, tier, tokens, time to first
+:func:`complete` is the one way the nodes call an LLM: the router
+(:mod:`hugginggpt.tools.llm.router`) orders the role's endpoints, a failure falls back to
+the next one, and every attempt is recorded as an
+:class:`~hugginggpt.tools.llm.records.LLMCall` (endpoint, tier, tokens, time to first
 token, latency, cost, outcome, and the request and reply for the thread's trace). With a
-:class:`~graph.replay.Recording` in the context, replies come from the recording and no
-endpoint is called.
+:class:`~hugginggpt.tools.llm.replay.Recording` in the settings, replies come from the
+recording and no endpoint is called.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from functools import lru_cache
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables.config import ensure_config, merge_configs
 
-from graph.context import Context, env
-from graph.routing import (
-    ROLES,
-    ROUTER,
-    STRATEGIES,
+from hugginggpt.tools.env import env
+from hugginggpt.tools.errors import LLMBudgetError, LLMCallError, LLMNotConfiguredError
+from hugginggpt.tools.llm.config import (
+    NOT_CONFIGURED_HELP,
     ConfigError,
     Endpoint,
+    Role,
     RoutingConfig,
-    load_config,
-    parse_config,
+    routing_config,
 )
-from graph.state import LLMCall
-from nodes.llm_errors import LLM_CALL_ERRORS, describe_llm_error
-from tools.errors import LLMBudgetError, LLMCallError, LLMNotConfiguredError
-from tools.redact import install_log_redaction, redact
+from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
+from hugginggpt.tools.llm.records import LLMCall, recorded_reply, recorded_request, request_digest
+from hugginggpt.tools.llm.router import ROUTER
+from hugginggpt.tools.llm.settings import LLMSettings
+from hugginggpt.tools.redact import install_log_redaction, redact
 
-__all__ = [
-    "Role",
-    "complete",
-    "has_llm",
-    "routing_config",
-    "describe_llm",
-    "request_digest",
-    "recorded_request",
-    "stable_text",
-    "reply_text",
-    "run_spend",
-    "NOT_CONFIGURED_HELP",
-]
-
-Role = Literal["planner", "selector", "responder"]
-
-NOT_CONFIGURED_HELP = """\
-No LLM is configured (the built-in offline planner only handles requests like its
-examples). Configure one of:
-  - OpenAI:            export OPENAI_API_KEY=sk-...   (optionally --llm gpt-4o)
-  - any OpenAI-compatible server (vLLM, Ollama, TGI, LM Studio):
-                       --llm MODEL --llm-base-url http://localhost:11434/v1
-                       (or HUGGINGGPT_LLM and HUGGINGGPT_LLM_BASE_URL)
-  - Hugging Face:      --llm hf:meta-llama/Llama-3.1-8B-Instruct with HF_TOKEN set,
-                       or --llm hf:https://your-endpoint.endpoints.huggingface.cloud
-  - several endpoints, routed by capability and latency: --llm-config llms.toml
-                       (see the README, "Several LLMs")
-Or check a plan without any LLM: hugginggpt run "..." --dry-run --plan PLAN.json"""
-
-_LEGACY_KEYS = ("HUGGINGGPT_LLM_API_KEY", "OPENAI_API_KEY")
-_MAX_RECORDED_CHARS = 20_000
-
-
-# ------------------------------------------------------------------ configuration
-
-def routing_config(context: Context) -> RoutingConfig | None:
-    """The run's endpoints: the configuration file, else ``llm_endpoints``, else the
-    single ``llm`` (per role ``planner_llm``...). None when no LLM is configured.
-
-    Raises:
-        ConfigError: the configuration is invalid.
-    """
-    if context.offline:
-        return None
-    if context.llm_config:
-        config = load_config(context.llm_config)
-    elif context.llm_endpoints:
-        config = parse_config(context.llm_endpoints, "llm_endpoints")
-    else:
-        by_spec: dict[str, list[str]] = {}
-        for role in ROLES:
-            spec = context.role_llm(cast(Role, role))
-            if spec is not None:
-                by_spec.setdefault(spec, []).append(role)
-        if not by_spec:
-            return None
-        endpoints = []
-        for spec, roles in by_spec.items():
-            base_url = None if spec.startswith("hf:") else context.llm_base_url
-            endpoints.append(Endpoint(
-                name=f"{spec} @ {base_url}" if base_url else spec, model=spec,
-                base_url=base_url, roles=tuple(roles), api_key_env=_LEGACY_KEYS,
-                max_retries=context.llm_max_retries,
-            ))
-        config = RoutingConfig(endpoints=tuple(endpoints))
-    if context.llm_routing:
-        if context.llm_routing not in STRATEGIES:
-            raise ConfigError(f"llm_routing (HUGGINGGPT_LLM_ROUTING) must be one of "
-                              f"{list(STRATEGIES)}, not {context.llm_routing!r}")
-        config = replace(config, strategy=cast(Any, context.llm_routing))
-    return config
-
-
-def has_llm(context: Context, role: Role) -> bool:
-    """Whether the role has an endpoint (or a recording to replay)."""
-    if context.replay is not None:
-        return True
-    try:
-        config = routing_config(context)
-    except ConfigError:
-        return True  # misconfigured is not "not configured": the call says what is wrong
-    return bool(config and config.for_role(role))
-
-
-def describe_llm(context: Context, role: Role) -> str:
-    """A short label of the role's endpoints for state and logs (never a key)."""
-    if context.replay is not None:
-        return "replay of a recorded thread"
-    try:
-        config = routing_config(context)
-    except ConfigError as exc:
-        return f"misconfigured ({exc})"
-    endpoints = config.for_role(role) if config else []
-    if not endpoints:
-        return "none"
-    if len(endpoints) == 1:
-        return endpoints[0].label
-    names = ", ".join(e.name for e in endpoints)
-    return f"{config.strategy if config else ''} over {names}"
+__all__ = ["complete", "StreamInterruptedError"]
 
 
 # ------------------------------------------------------------------ clients
@@ -172,12 +72,14 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
             timeout=int(timeout_s),
             huggingfacehub_api_token=token,
         )
+        install_log_redaction()  # the loggers of the client just imported
         return ChatHuggingFace(llm=hf)
 
     from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
 
     api_key = _api_key(endpoint)
+    install_log_redaction()  # the loggers of the client just imported
     return ChatOpenAI(
         model=endpoint.model,
         base_url=endpoint.base_url,
@@ -190,11 +92,11 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
     )
 
 
-def _client(endpoint: Endpoint, context: Context, several: bool) -> BaseChatModel:
+def _client(endpoint: Endpoint, settings: LLMSettings, several: bool) -> BaseChatModel:
     retries = endpoint.max_retries
     if retries is None:  # with somewhere else to go, fail over rather than retry
-        retries = 0 if several else context.llm_max_retries
-    return _build(endpoint, endpoint.timeout_s or context.llm_timeout_s, retries)
+        retries = 0 if several else settings.llm_max_retries
+    return _build(endpoint, endpoint.timeout_s or settings.llm_timeout_s, retries)
 
 
 def _probe(endpoint: Endpoint) -> None:
@@ -246,59 +148,6 @@ def _as_streamed(raw: AIMessage, timer: _Timer) -> AIMessage:
     return raw.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
 
 
-# ------------------------------------------------------------------ records
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return json.dumps(content, default=str)
-
-
-def recorded_request(messages: list[BaseMessage]) -> list[dict[str, str]]:
-    """A prompt as the trace keeps it: role and content, clipped, without secrets."""
-    return [{"role": m.type, "content": redact(_text(m.content)[:_MAX_RECORDED_CHARS])}
-            for m in messages]
-
-
-_VOLATILE = re.compile(r"\b\d+(?:\.\d+)?s\b|artifacts/[^/\s]+/")
-
-
-def stable_text(text: str) -> str:
-    """Text with what differs between two runs of the same thing masked: timings
-    ("0.42s") and the thread's artifact folder."""
-    return _VOLATILE.sub(lambda m: "artifacts/*/" if m.group(0).startswith("a") else "#s",
-                         text)
-
-
-def request_digest(role: str, messages: list[BaseMessage]) -> str:
-    """A fingerprint of a call's prompt: a replay matches recorded replies by it (with
-    timings and the artifact folder masked, so a replay's prompt matches its original)."""
-    body = json.dumps([role, [(m.type, stable_text(_text(m.content))) for m in messages]])
-    return hashlib.sha256(body.encode()).hexdigest()[:16]
-
-
-def _reply(raw: AIMessage) -> dict[str, Any]:
-    return {
-        "content": redact(_text(raw.content)[:_MAX_RECORDED_CHARS]),
-        "tool_calls": [{"name": c["name"], "args": c["args"], "id": c.get("id")}
-                       for c in raw.tool_calls],
-        "invalid_tool_calls": [{k: c.get(k) for k in ("name", "args", "id", "error")}
-                               for c in raw.invalid_tool_calls],
-    }
-
-
-def reply_text(raw: AIMessage) -> str:
-    """What the model said, wherever it said it: content, or tool-call arguments."""
-    if raw.tool_calls:
-        return json.dumps(raw.tool_calls[0]["args"])
-    if raw.invalid_tool_calls:
-        return str(raw.invalid_tool_calls[0].get("args") or "")
-    content = raw.content
-    if isinstance(content, list):
-        content = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return str(content)
-
-
 def _usage(raw: AIMessage) -> tuple[int, int]:
     usage: dict[str, Any] = dict(raw.usage_metadata or {})
     return int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
@@ -308,31 +157,26 @@ def _error(exc: BaseException) -> str:
     return redact(f"{type(exc).__name__}: {str(exc)[:300]}")
 
 
+
 class StreamInterruptedError(LLMCallError):
     """A streamed reply stopped before its end (the connection dropped mid-stream)."""
 
 
 # ------------------------------------------------------------------ limits
 
-def run_spend(calls: list[LLMCall], turn: int) -> tuple[int, int]:
-    """LLM calls and tokens recorded so far for the run serving request ``turn``."""
-    mine = [c for c in calls if c.turn == turn]
-    return len(mine), sum(c.prompt_tokens + c.completion_tokens for c in mine)
-
-
-def _check_budget(context: Context, role: str, calls: list[LLMCall],
+def _check_budget(settings: LLMSettings, role: str, calls: list[LLMCall],
                   spent: tuple[int, int]) -> None:
     used_calls = spent[0] + len(calls)
     used_tokens = spent[1] + sum(c.prompt_tokens + c.completion_tokens for c in calls)
-    if used_calls >= context.max_llm_calls:
+    if used_calls >= settings.max_llm_calls:
         raise LLMBudgetError(
             f"the run has made {used_calls} LLM calls, its limit (max_llm_calls = "
-            f"{context.max_llm_calls}); the {role} was not asked. Raise the limit with "
+            f"{settings.max_llm_calls}); the {role} was not asked. Raise the limit with "
             "HUGGINGGPT_MAX_LLM_CALLS if the run needs more")
-    if used_tokens >= context.max_llm_tokens:
+    if used_tokens >= settings.max_llm_tokens:
         raise LLMBudgetError(
             f"the run has used {used_tokens} LLM tokens, its limit (max_llm_tokens = "
-            f"{context.max_llm_tokens}); the {role} was not asked. Raise the limit with "
+            f"{settings.max_llm_tokens}); the {role} was not asked. Raise the limit with "
             "HUGGINGGPT_MAX_LLM_TOKENS if the run needs more")
 
 
@@ -362,7 +206,7 @@ def _attempts(config: RoutingConfig, role: str, need: int, tokens: int) -> Itera
 
 
 def complete(
-    context: Context,
+    settings: LLMSettings,
     role: Role,
     messages: list[BaseMessage],
     *,
@@ -376,11 +220,13 @@ def complete(
     """One LLM call for ``role``: routed, failed over, and recorded in ``calls``.
 
     Args:
-        need: the capability tier the call needs (:func:`graph.routing.tier_needed`).
-        tokens: the predicted length of the reply (:func:`graph.routing.predicted_tokens`).
+        need: the capability tier the call needs (the caller knows what it asks:
+            :func:`hugginggpt.nodes.demand.tier_needed` for the stages).
+        tokens: the predicted length of the reply (the router corrects it per role).
         schema: a JSON schema for structured output (the reply's tool call or JSON).
         turn: which request on the thread this call serves (for the trace and replay).
-        spent: LLM calls and tokens the run used before this node (:func:`run_spend`);
+        spent: LLM calls and tokens the run used before this node
+            (:func:`~hugginggpt.tools.llm.records.run_spend`);
             with this node's ``calls`` they are held to the run's limits.
 
     Returns:
@@ -393,11 +239,11 @@ def complete(
             ``LLM_CALL_ERRORS`` when the role has a single endpoint.
     """
     digest = request_digest(role, messages)
-    _check_budget(context, role, calls, spent)
-    if context.replay is not None:
-        return context.replay.reply(role, digest, messages, calls, turn)
+    _check_budget(settings, role, calls, spent)
+    if settings.replay is not None:
+        return settings.replay.reply(role, digest, messages, calls, turn)
     try:
-        config = routing_config(context)
+        config = routing_config(settings)
     except ConfigError as exc:
         raise LLMNotConfiguredError(str(exc)) from None
     endpoints = config.for_role(role) if config else []
@@ -408,15 +254,15 @@ def complete(
     failures: list[tuple[Endpoint, BaseException]] = []
     for attempt, endpoint in enumerate(_attempts(config, role, need, predicted), 1):
         if attempt > 1:
-            _check_budget(context, role, calls, spent)
+            _check_budget(settings, role, calls, spent)
         record: dict[str, Any] = {"role": role, "llm": endpoint.label, "endpoint": endpoint.name,
                   "tier": endpoint.tier, "need": need, "turn": turn, "attempt": attempt,
                   "digest": digest, "request": recorded_request(messages), "at": time.time()}
-        llm = _client(endpoint, context, len(endpoints) > 1)
+        llm = _client(endpoint, settings, len(endpoints) > 1)
         runnable: Any = llm
         if schema is not None:
             runnable = llm.with_structured_output(
-                schema, method=context.structured_output, include_raw=True)
+                schema, method=settings.structured_output, include_raw=True)
         timer = _Timer()
         # the caller's config (LangSmith run tree, graph streaming) plus the timer
         config_ = merge_configs(ensure_config(), {"callbacks": [timer]})
@@ -447,7 +293,7 @@ def complete(
             **record, ok=True, prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens, latency_s=round(latency, 4),
             ttft_s=round(ttft, 4) if ttft is not None else None,
-            cost=endpoint.cost(prompt_tokens, completion_tokens), reply=_reply(raw),
+            cost=endpoint.cost(prompt_tokens, completion_tokens), reply=recorded_reply(raw),
         ))
         return raw
     names = {e.name for e, _ in failures}

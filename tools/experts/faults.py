@@ -17,8 +17,8 @@ fault to inject:
 The kinds, and what a faulty expert does:
 
 ==============  ====================================================================
-transient       raises :class:`~tools.errors.TransientToolError` (retried)
-permanent       raises :class:`~tools.errors.ToolExecutionError` (next model)
+transient       raises :class:`~hugginggpt.tools.errors.TransientToolError` (retried)
+permanent       raises :class:`~hugginggpt.tools.errors.ToolExecutionError` (next model)
 crash           raises a ``RuntimeError`` with no message (a bug in a plugin)
 hang            awaits for ``hang_s`` (a remote call that does not answer), then answers
 block           blocks a pool thread for ``hang_s`` (inference that cannot be
@@ -42,10 +42,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.errors import ToolExecutionError, TransientToolError
-from tools.registry import ToolContext
-from tools.tasks import get_task_type
-from tools.threads import in_thread
+from hugginggpt.tools.errors import ToolExecutionError, TransientToolError
+from hugginggpt.tools.experts.registry import ToolContext
+from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.threads import in_thread
 
 __all__ = ["FAULT_KINDS", "FaultSpec", "spoil", "raise_or_wait"]
 

@@ -12,9 +12,9 @@ import json
 import time
 from typing import Any
 
-from graph.state import LLMCall, SubtaskResult
-from nodes.accounting import usage_totals
-from tools.artifacts import is_artifact_ref
+from hugginggpt.graph.state import SubtaskResult
+from hugginggpt.tools.artifacts import is_artifact_ref
+from hugginggpt.tools.llm.records import LLMCall, usage_totals
 
 __all__ = ["thread_runs", "render", "run_trace"]
 

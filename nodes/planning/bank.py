@@ -8,7 +8,6 @@ nearest few as few-shot examples. Requests are embedded with the bundled all-Min
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,47 +15,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from tools.kinds import is_url, kind_of_literal
+from hugginggpt.nodes.planning.reading import request_shape
 
-__all__ = ["BankExample", "PlanBank", "DEFAULT_BANK", "load_bank", "request_shape",
-           "QUOTE_RE", "FILE_RE", "url_kind", "unquote_files"]
+__all__ = ["BankExample", "PlanBank", "DEFAULT_BANK", "load_bank"]
 
 DEFAULT_BANK = Path(__file__).with_name("plan_bank.jsonl")
-
-QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|«\s*([^»]+?)\s*»|(?<![\w])\'([^\']{2,})\'(?![\w])')
-"""Quoted text: "double", “curly”, «guillemets» or 'single' quotes."""
-FILE_RE = re.compile(
-    r"(?:https?://\S+?|[\w./-]+\.[A-Za-z0-9]{2,5})(?=[\s,;:!?)'\"]|\.(?:\s|$)|$)")
-"""A URL, or a token that looks like a file name with a suffix."""
-
-
-def unquote_files(text: str) -> str:
-    """Drop the quotes around quoted file names and URLs ("'example.jpg'" names a file,
-    it is not a text to work on)."""
-    def keep(match: re.Match[str]) -> str:
-        inner = next(g for g in match.groups() if g).strip()
-        return f" {inner} " if FILE_RE.fullmatch(inner) else match.group(0)
-
-    return QUOTE_RE.sub(keep, text)
-
-
-def url_kind(value: str) -> str:
-    """The kind of a file name or URL by its suffix; ``url`` for a URL without one."""
-    kind = kind_of_literal(value)
-    return "url" if kind == "text" and is_url(value) else kind
-
-
-def request_shape(request: str) -> str:
-    """The request with its particulars masked: quoted texts, file names and URLs, and a
-    long text after a colon become placeholders. Examples are matched on this shape, so
-    that "Translate 'good night' to Spanish" finds "Translate 'hello world' to Italian"
-    whatever the quoted words are."""
-    shape = QUOTE_RE.sub(' "TEXT" ', unquote_files(request))
-    shape = FILE_RE.sub(lambda m: f"{url_kind(m.group(0).rstrip('.')).upper()}_FILE", shape)
-    head, colon, tail = shape.partition(": ")
-    if colon and len(tail) > 40:
-        shape = f"{head}: TEXT"
-    return " ".join(shape.split())
 
 
 @dataclass(frozen=True)
@@ -86,7 +49,7 @@ class PlanBank:
     def _embeddings(self) -> Any:
         with self._lock:
             if self._matrix is None:
-                from tools.lite import minilm
+                from hugginggpt.tools.experts.lite import minilm
 
                 self._matrix = minilm().encode(
                     [self.key(e.request) for e in self.examples], normalize_embeddings=True,
@@ -97,7 +60,7 @@ class PlanBank:
     def nearest(self, request: str, k: int = 4) -> list[tuple[BankExample, float]]:
         """The ``k`` examples most similar to ``request`` (compared through ``key``),
         with cosine similarities."""
-        from tools.lite import minilm
+        from hugginggpt.tools.experts.lite import minilm
 
         matrix = self._embeddings()
         query = minilm().encode([self.key(request)], normalize_embeddings=True)[0]

@@ -5,7 +5,7 @@ typed placeholders: text that says it is simulated, a real 8x8 PNG, a real silen
 a small vector, labels. The files are valid, so downstream tools and viewers accept them.
 
 With the run setting ``dry_run_faults`` they also misbehave on purpose: raise, hang,
-return empty, malformed or wrongly typed outputs (see :mod:`tools.faults`).
+return empty, malformed or wrongly typed outputs (see :mod:`hugginggpt.tools.experts.faults`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import wave
 import zlib
 from typing import Any
 
-from tools.errors import ToolExecutionError
-from tools.faults import RAISING, WAITING, FaultSpec, raise_or_wait, spoil
-from tools.registry import ANY_TASK, ToolContext, backend_settings, register_tool
-from tools.tasks import get_task_type
-from tools.threads import in_thread
+from hugginggpt.tools.errors import ToolExecutionError
+from hugginggpt.tools.experts.faults import RAISING, WAITING, FaultSpec, raise_or_wait, spoil
+from hugginggpt.tools.experts.registry import ANY_TASK, ToolContext, backend_settings, register_tool
+from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.threads import in_thread
 
 __all__ = ["DRY_RUN_BACKEND", "simulate"]
 

@@ -26,8 +26,9 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
-from graph.context import Context, env
-from nodes.accounting import usage_totals
+from hugginggpt.graph.context import Context
+from hugginggpt.tools.env import env
+from hugginggpt.tools.llm.records import usage_totals
 
 __all__ = ["main", "document"]
 
@@ -155,7 +156,7 @@ def _load_plugins(modules: list[str]) -> None:
 
 
 def _read_plan(path: str) -> list[dict[str, Any]]:
-    from graph.validation import PlanParseError, parse_plan_text
+    from hugginggpt.nodes.planning.validation import PlanParseError, parse_plan_text
 
     try:
         return parse_plan_text(Path(path).read_text(encoding="utf-8"))
@@ -194,8 +195,7 @@ def _context(args: argparse.Namespace) -> Context:
 
 def _checked(context: Context) -> Context:
     """The context, once its LLM configuration is known to be valid."""
-    from graph.llms import routing_config
-    from graph.routing import ConfigError
+    from hugginggpt.tools.llm.config import ConfigError, routing_config
 
     try:
         routing_config(context)
@@ -252,9 +252,9 @@ def document(
 async def _drive(
     graph_input: Any, thread_id: str, context: Context, url: str, as_json: bool
 ) -> int:
-    from graph.builder import build_graph
-    from graph.checkpoint import aopen_checkpointer
-    from graph.progress import Progress
+    from hugginggpt.graph.builder import build_graph
+    from hugginggpt.graph.checkpoint import aopen_checkpointer
+    from hugginggpt.progress import Progress
 
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "recursion_limit": 50}
     progress = Progress()
@@ -358,13 +358,13 @@ def _warm_up() -> None:
     """Load the sentence-embedding model (used to rank models) while planning runs."""
     import threading
 
-    from tools.lite import minilm
+    from hugginggpt.tools.experts.lite import minilm
 
     threading.Thread(target=minilm, name="warm-up", daemon=True).start()
 
 
 def _run(args: argparse.Namespace) -> int:
-    from graph.llms import NOT_CONFIGURED_HELP, has_llm
+    from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, has_llm
 
     if not args.request.strip():
         raise UsageError("the request is empty: say what you want done")
@@ -418,9 +418,9 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 async def _trace(args: argparse.Namespace) -> int:
-    from graph.builder import build_graph
-    from graph.checkpoint import aopen_checkpointer
-    from graph.trace import render, thread_runs
+    from hugginggpt.graph.builder import build_graph
+    from hugginggpt.graph.checkpoint import aopen_checkpointer
+    from hugginggpt.trace import render, thread_runs
 
     _, url = _saved(args)
     async with aopen_checkpointer(url) as saver:
@@ -437,9 +437,9 @@ async def _trace(args: argparse.Namespace) -> int:
 
 
 async def _replay(args: argparse.Namespace) -> int:
-    from graph.builder import build_graph
-    from graph.checkpoint import aopen_checkpointer
-    from graph.replay import differences, replay_setup
+    from hugginggpt.graph.builder import build_graph
+    from hugginggpt.graph.checkpoint import aopen_checkpointer
+    from hugginggpt.replay import differences, replay_setup
 
     _, url = _saved(args)
     source: RunnableConfig = {"configurable": {"thread_id": args.thread}}
@@ -479,7 +479,7 @@ async def _replay(args: argparse.Namespace) -> int:
 
 
 def _availability(task: str, model: str) -> dict[str, bool]:
-    from tools.registry import ANY_TASK, registered_tools
+    from hugginggpt.tools.experts.registry import ANY_TASK, registered_tools
 
     tools = [t for t in registered_tools() if t.task in (task, ANY_TASK) and not t.simulated]
     backends = sorted({t.backend for t in tools})
@@ -488,8 +488,8 @@ def _availability(task: str, model: str) -> dict[str, bool]:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from tools.catalog import DEFAULT_CATALOG, load_catalog
-    from tools.tasks import get_task_type, task_types
+    from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+    from hugginggpt.tools.experts.tasks import get_task_type, task_types
 
     catalog_path = Path(args.catalog or Context().catalog or DEFAULT_CATALOG)
     if not catalog_path.is_file():
@@ -502,7 +502,7 @@ def _models(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown task type(s): {', '.join(unknown)}")
     task_names = [t.name for t in found.values() if t] or [t.name for t in task_types()]
     if args.models_command == "refresh":
-        from tools.hub import HubUnavailableError, refresh_catalog, write_catalog
+        from hugginggpt.tools.experts.hub import HubUnavailableError, refresh_catalog, write_catalog
 
         tasks = task_names
         try:
@@ -518,7 +518,7 @@ def _models(args: argparse.Namespace) -> int:
               f"to {output}", file=sys.stderr)
         return EXIT_OK
 
-    from tools.selection import model_cards
+    from hugginggpt.tools.experts.availability import model_cards
 
     rows = [
         {**card.model_dump(), "available": _availability(task, card.id)}
@@ -535,7 +535,7 @@ def _models(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from graph.evaluation import DatasetError, Sample, evaluate, read_samples
+    from hugginggpt.evaluation import DatasetError, Sample, evaluate, read_samples
 
     try:
         samples = read_samples(args.dataset, limit=args.limit)
@@ -546,9 +546,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     context = _checked(Context(max_subtasks=args.max_subtasks,
                                **{k: v for k, v in overrides.items() if v is not None}))
     if args.planner == "llm":
-        from graph.llms import NOT_CONFIGURED_HELP, has_llm
-        from graph.state import State
-        from nodes.plan import ask_planner
+        from hugginggpt.graph.state import State
+        from hugginggpt.nodes.plan import ask_planner
+        from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, has_llm
 
         if not has_llm(context, "planner"):
             raise UsageError(NOT_CONFIGURED_HELP)
@@ -557,8 +557,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             state = State(request=sample.request, files=sample.files)
             return ask_planner(state, context)[0]
     else:
-        from graph.offline_planner import offline_plan
-        from tools.plan_bank import DEFAULT_BANK, load_bank
+        from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
+        from hugginggpt.nodes.planning.offline import offline_plan
 
         bank = load_bank(context.plan_bank or DEFAULT_BANK)
 
@@ -583,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "eval":
             return _evaluate(args)
         if args.command == "demo":
-            from graph.demo import run_demo
+            from hugginggpt.demo import run_demo
 
             return run_demo(Path(args.workspace or Context().workspace).resolve())
         if args.command == "trace":

@@ -13,7 +13,7 @@ Recognition" is this project's ``automatic-speech-recognition``; a name the regi
 not know is kept (lower-cased) and can never be matched by a valid prediction.
 
 :func:`evaluate` runs a planner on every sample, validates each prediction with
-:func:`~graph.validation.validate_plan`, and scores it with :func:`score_plan`. A
+:func:`~hugginggpt.nodes.planning.validation.validate_plan`, and scores it with :func:`score_plan`. A
 planner that raises, or a plan with any problem, scores as an EMPTY plan: the sample
 stays in the report and all its gold counts as false negatives. TaskBench instead drops
 such samples from its supports, which flatters a planner that often fails.
@@ -71,10 +71,10 @@ from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
-from graph.state import Subtask
-from graph.validation import PlanParseError, plan_items, validate_plan
-from tools.kinds import generated_ref, kind_of_literal
-from tools.tasks import get_task_type
+from hugginggpt.graph.state import Subtask
+from hugginggpt.nodes.planning.validation import PlanParseError, plan_items, validate_plan
+from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.kinds import generated_ref, kind_of_literal
 
 __all__ = [
     "Shape",

@@ -10,9 +10,9 @@ Three kinds of endpoint, all through :class:`huggingface_hub.InferenceClient`:
 
 One tool per task type the installed client supports. Failures are typed: a model that
 is loading (503), rate limits (429), gateway errors, dropped connections and timeouts
-are :class:`~tools.errors.TransientToolError` (the executor retries them with backoff);
+are :class:`~hugginggpt.tools.errors.TransientToolError` (the executor retries them with backoff);
 a missing model (404), a refused token (401/403) and rejected input (400/422) are
-:class:`~tools.errors.ToolExecutionError` (the executor moves on to the next model).
+:class:`~hugginggpt.tools.errors.ToolExecutionError` (the executor moves on to the next model).
 
 Nothing here reads the environment; whoever builds a run calls :func:`configure`.
 """
@@ -41,8 +41,9 @@ from huggingface_hub.errors import (
 from huggingface_hub.errors import ValidationError as TGIValidationError
 from huggingface_hub.utils import get_session
 
-from tools.errors import ToolExecutionError, ToolTimeoutError, TransientToolError
-from tools.registry import Tool, ToolContext, backend_settings, register_tool
+from hugginggpt.tools.errors import ToolExecutionError, ToolTimeoutError, TransientToolError
+from hugginggpt.tools.experts.registry import Tool, ToolContext, backend_settings, register_tool
+from hugginggpt.tools.redact import install_log_redaction
 
 __all__ = [
     "HF_INFERENCE_BACKEND",
@@ -109,7 +110,7 @@ def configure(
 def current_config() -> HFInferenceConfig:
     """The configuration the tools use now: the process-wide one from :func:`configure`,
     overridden by the current run's settings (``endpoints``, ``provider``, ``timeout_s``
-    from :func:`tools.registry.backend_settings`)."""
+    from :func:`hugginggpt.tools.experts.registry.backend_settings`)."""
     run = backend_settings(HF_INFERENCE_BACKEND)
     if not run:
         return _config
@@ -524,3 +525,6 @@ def _register() -> dict[str, Tool]:
 
 REGISTERED_TASKS: tuple[str, ...] = tuple(_register())
 """The task types this backend serves with the installed huggingface_hub."""
+
+
+install_log_redaction()  # huggingface_hub's loggers carry request URLs and errors

@@ -1,0 +1,60 @@
+"""HuggingGPT on LangGraph: an LLM plans, Hugging Face experts execute.
+
+The public Python API::
+
+    from hugginggpt import build_graph, Context, open_checkpointer, tool
+
+Names are imported on first use (PEP 562), so ``import hugginggpt`` stays cheap and a
+module deep in the package can be imported without building the graph.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hugginggpt.graph.builder import build_graph, graph
+    from hugginggpt.graph.checkpoint import aopen_checkpointer, open_checkpointer
+    from hugginggpt.graph.context import Context
+    from hugginggpt.graph.state import InputState, OutputState, State
+    from hugginggpt.tools.experts.registry import ToolContext, register_tool, tool
+
+_EXPORTS = {
+    "build_graph": "hugginggpt.graph.builder",
+    "graph": "hugginggpt.graph.builder",
+    "Context": "hugginggpt.graph.context",
+    "State": "hugginggpt.graph.state",
+    "InputState": "hugginggpt.graph.state",
+    "OutputState": "hugginggpt.graph.state",
+    "open_checkpointer": "hugginggpt.graph.checkpoint",
+    "aopen_checkpointer": "hugginggpt.graph.checkpoint",
+    "tool": "hugginggpt.tools.experts.registry",
+    "register_tool": "hugginggpt.tools.experts.registry",
+    "ToolContext": "hugginggpt.tools.experts.registry",
+}
+
+__all__ = [
+    "Context",
+    "InputState",
+    "OutputState",
+    "State",
+    "ToolContext",
+    "aopen_checkpointer",
+    "build_graph",
+    "graph",
+    "open_checkpointer",
+    "register_tool",
+    "tool",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hugginggpt' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,0 +1,294 @@
+"""The Python API: run a request end to end and get a typed result back.
+
+::
+
+    import hugginggpt
+
+    result = hugginggpt.run("Summarise this: ...", backend="lite")
+    print(result.status, result.response)
+    for path in result.artifacts:          # output files, absolute paths
+        print(path)
+
+    # approvals: the run stops before anything runs, then resumes with the decision
+    pending = hugginggpt.run("Caption photo.jpg", files=["photo.jpg"], approval="plan")
+    if pending.status == "interrupted":
+        done = hugginggpt.resume(pending.thread_id, {"action": "approve", "who": "ana"})
+
+Settings are the fields of :class:`~hugginggpt.graph.context.Context` (``backend``,
+``llm``, ``max_subtasks``, ...), given as keywords or as a ``context``. Every run is
+checkpointed (by default in ``<workspace>/checkpoints.sqlite``, as the CLI does), so a
+thread can be resumed, traced or replayed later, from Python or from the command line.
+``arun`` and ``aresume`` are the async forms; the sync ones also work where an event
+loop is already running (a notebook).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import uuid
+from collections.abc import Callable, Coroutine, Iterable
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+from pydantic import BaseModel, Field
+
+from hugginggpt.graph.builder import build_graph
+from hugginggpt.graph.checkpoint import aopen_checkpointer
+from hugginggpt.graph.context import Context
+from hugginggpt.graph.state import Approval, Selection, Subtask, SubtaskResult
+from hugginggpt.tools.artifacts import is_artifact_ref
+from hugginggpt.tools.errors import ArgumentError
+from hugginggpt.tools.kinds import is_url
+from hugginggpt.tools.llm.config import routing_config
+from hugginggpt.tools.llm.records import LLMCall, usage_totals
+
+__all__ = ["RunResult", "run", "arun", "resume", "aresume", "make_context", "drive",
+           "attached_files", "RECURSION_LIMIT"]
+
+T = TypeVar("T")
+OnEvent = Callable[[str, Any], None]
+"""Called with each ``(mode, chunk)`` of the graph's stream (``updates`` and
+``custom``), e.g. :meth:`hugginggpt.progress.Progress.handle`."""
+
+RECURSION_LIMIT = 50
+"""Graph steps a run may take (plan retries loop; nothing else does)."""
+
+
+class RunResult(BaseModel):
+    """How a run ended, with everything it produced.
+
+    ``status`` is ``completed`` (every subtask done, or some failed or skipped, each with
+    its reason in ``results``), ``aborted`` (``abort_reason`` says why) or
+    ``interrupted`` (waiting for an approval, see ``approval``; or stopped before its
+    end: resume the thread).
+    """
+
+    thread_id: str
+    status: Literal["completed", "aborted", "interrupted", "running"]
+    response: str = ""
+    request: str = ""
+    workspace: Path
+    plan: list[Subtask] = Field(default_factory=list)
+    selections: dict[int, Selection] = Field(default_factory=dict)
+    results: dict[int, SubtaskResult] = Field(default_factory=dict)
+    abort_reason: str | None = None
+    plan_errors: list[str] = Field(default_factory=list)
+    approvals: list[Approval] = Field(default_factory=list)
+    approval: dict[str, Any] | None = None
+    """The pending question when the run waits for a human (answer with :func:`resume`)."""
+    llm_calls: list[LLMCall] = Field(default_factory=list)
+    planner: str = ""
+    selector: str = ""
+    responder: str = ""
+
+    @property
+    def artifacts(self) -> list[Path]:
+        """The output files of the finished subtasks, as absolute paths, in plan order."""
+        found: list[Path] = []
+        for subtask_id in sorted(self.results):
+            for value in self.results[subtask_id].outputs.values():
+                if is_artifact_ref(value):
+                    path = (self.workspace / value["path"]).resolve()
+                    if path not in found:
+                        found.append(path)
+        return found
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """LLM calls, tokens, estimated cost and waiting time of the thread."""
+        return usage_totals(self.llm_calls)
+
+    @classmethod
+    def from_snapshot(cls, thread_id: str, snapshot: Any, workspace: str | Path,
+                      interrupted: bool = False) -> RunResult:
+        """The result as the thread's latest checkpoint has it."""
+        values = dict(snapshot.values)
+        pending = snapshot.interrupts[0].value if snapshot.interrupts else None
+        status = ("interrupted" if interrupted or snapshot.next
+                  else values.get("status", "running"))
+        fields = {name: values[name] for name in cls.model_fields if name in values}
+        return cls(**fields | {"thread_id": thread_id, "status": status,
+                               "workspace": Path(workspace), "approval": pending})
+
+    def document(self) -> dict[str, Any]:
+        """The result as plain JSON data (``hugginggpt run --json``); artifact paths are
+        relative to ``workspace``, prompts and replies are left to the trace."""
+        return {
+            "thread_id": self.thread_id,
+            "status": self.status,
+            "workspace": str(self.workspace),
+            "request": self.request,
+            "plan": [s.model_dump(mode="json") for s in self.plan],
+            "selections": {str(k): v.model_dump(mode="json") for k, v in self.selections.items()},
+            "results": {str(k): v.model_dump(mode="json") for k, v in self.results.items()},
+            "artifacts": [str(p) for p in self.artifacts],
+            "response": self.response,
+            "abort_reason": self.abort_reason,
+            "plan_errors": self.plan_errors,
+            "approvals": [a.model_dump(mode="json") for a in self.approvals],
+            "llm_calls": [c.model_dump(mode="json", exclude={"request", "reply"})
+                          for c in self.llm_calls],
+            "usage": self.usage,
+            "planner": self.planner,
+            "selector": self.selector,
+            "responder": self.responder,
+            "interrupt": self.approval,
+        }
+
+
+def make_context(context: Context | None = None, **settings: Any) -> Context:
+    """The run's settings: ``context`` (or the environment's defaults) with ``settings``
+    on top, the workspace made absolute (so a thread resumes from any folder), the LLM
+    configuration checked.
+
+    Raises:
+        TypeError: a setting that is not a :class:`Context` field.
+        ConfigError: the LLM configuration is invalid (the message says where).
+    """
+    known = {f.name for f in dataclasses.fields(Context)}
+    if unknown := sorted(set(settings) - known):
+        raise TypeError(f"unknown setting(s) {unknown}: settings are the fields of "
+                        "hugginggpt.Context")
+    base = context if context is not None else Context()
+    context = dataclasses.replace(base, **settings)
+    context = dataclasses.replace(context, workspace=str(Path(context.workspace).resolve()))
+    routing_config(context)  # raises ConfigError, naming the problem
+    return context
+
+
+def attached_files(paths: Iterable[str | Path]) -> list[str]:
+    """Files to attach, as absolute paths (URLs as they are).
+
+    Raises:
+        ArgumentError: a path that is not a file.
+    """
+    files = []
+    for item in paths:
+        text = str(item)
+        if is_url(text):
+            files.append(text)
+        elif Path(text).is_file():
+            files.append(str(Path(text).resolve()))
+        else:
+            raise ArgumentError(f"no such file: {text}")
+    return files
+
+
+def _config(thread_id: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
+
+
+async def drive(app: Any, graph_input: Any, thread_id: str, context: Context,
+                on_event: OnEvent | None = None) -> tuple[Any, bool]:
+    """Stream one leg of a run (to its end or to an interrupt) on a compiled graph.
+
+    Returns:
+        The thread's latest snapshot, and whether the run was cut short (Ctrl-C or a
+        cancellation); what finished before is checkpointed either way.
+    """
+    config = _config(thread_id)
+    interrupted = False
+    try:
+        async for mode, chunk in app.astream(graph_input, config, context=context,
+                                             stream_mode=["updates", "custom"]):
+            if on_event is not None:
+                on_event(mode, chunk)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        interrupted = True
+    return await app.aget_state(config), interrupted
+
+
+async def _run(graph_input: Any, thread_id: str, context: Context, checkpoint_url: str | None,
+               on_event: OnEvent | None) -> RunResult:
+    url = checkpoint_url or f"sqlite:///{context.workspace}/checkpoints.sqlite"
+    async with aopen_checkpointer(url) as saver:
+        app = build_graph(checkpointer=saver)
+        if isinstance(graph_input, Command) or graph_input is None:
+            before = await app.aget_state(_config(thread_id))
+            if not before.values:
+                raise ArgumentError(f"thread {thread_id!r} has no checkpoint in {url}")
+            if isinstance(graph_input, Command) and not before.interrupts:
+                raise ArgumentError(f"thread {thread_id!r} is not waiting for an approval")
+        snapshot, interrupted = await drive(app, graph_input, thread_id, context, on_event)
+    return RunResult.from_snapshot(thread_id, snapshot, context.workspace, interrupted)
+
+
+async def arun(
+    request: str,
+    files: Iterable[str | Path] = (),
+    *,
+    thread_id: str | None = None,
+    checkpoint_url: str | None = None,
+    context: Context | None = None,
+    on_event: OnEvent | None = None,
+    **settings: Any,
+) -> RunResult:
+    """Run ``request`` through plan, select, (approve,) execute and respond.
+
+    Args:
+        files: input files (paths) or URLs to attach.
+        thread_id: continue this thread (a new one when None); earlier turns are context.
+        checkpoint_url: ``memory``, ``sqlite:///FILE`` or ``postgresql://...``; by default
+            ``<workspace>/checkpoints.sqlite``.
+        context: the run's settings; ``settings`` keywords override its fields.
+        on_event: gets every stream event (stage starts and ends, subtask progress).
+
+    Raises:
+        ArgumentError: an empty request, or a file that does not exist.
+        TypeError, ConfigError: invalid settings (see :func:`make_context`).
+    """
+    if not request.strip():
+        raise ArgumentError("the request is empty: say what you want done")
+    run_context = make_context(context, **settings)
+    graph_input = {"request": request, "files": attached_files(files)}
+    return await _run(graph_input, thread_id or uuid.uuid4().hex[:12], run_context,
+                      checkpoint_url, on_event)
+
+
+async def aresume(
+    thread_id: str,
+    decision: dict[str, Any] | str | None = None,
+    *,
+    checkpoint_url: str | None = None,
+    context: Context | None = None,
+    on_event: OnEvent | None = None,
+    **settings: Any,
+) -> RunResult:
+    """Continue a thread: answer its pending approval (``"approve"``, ``{"action":
+    "reject", "reason": ...}``, ``{"action": "edit", "plan": [...]}``), or with no
+    decision resume it from its last checkpoint (after a crash or Ctrl-C: only the
+    unfinished subtasks run again). Give the settings the run was started with.
+
+    Raises:
+        ArgumentError: the thread has no checkpoint, or a decision for a thread that is
+            not waiting for one.
+    """
+    run_context = make_context(context, **settings)
+    graph_input = Command(resume=decision) if decision is not None else None
+    return await _run(graph_input, thread_id, run_context, checkpoint_url, on_event)
+
+
+def _sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end from sync code, also inside a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hugginggpt") as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def run(request: str, files: Iterable[str | Path] = (), **kwargs: Any) -> RunResult:
+    """The sync form of :func:`arun` (same arguments)."""
+    return _sync(arun(request, files, **kwargs))
+
+
+def resume(thread_id: str, decision: dict[str, Any] | str | None = None,
+           **kwargs: Any) -> RunResult:
+    """The sync form of :func:`aresume` (same arguments)."""
+    return _sync(aresume(thread_id, decision, **kwargs))
+

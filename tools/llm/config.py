@@ -1,0 +1,342 @@
+"""Which LLM endpoints a run may call: the configuration, checked.
+
+Each role (planner, selector, responder) may name several endpoints, each with a
+capability tier (1 small, 2 medium, 3 large), optionally a price, the roles it serves
+and a hint of its capacity. Configuration is one TOML or YAML file (``llm_config``), or
+a JSON list of endpoints (``llm_endpoints``); without either, the single ``llm`` endpoint
+(per role ``planner_llm``, ...) is the whole configuration. Keys are never part of it:
+``api_key_env`` names the environment variables to read them from.
+
+How calls are spread over the endpoints is :mod:`hugginggpt.tools.llm.router`'s job.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from hugginggpt.tools.env import env
+from hugginggpt.tools.errors import HuggingGPTError
+from hugginggpt.tools.llm.settings import LLMSettings
+from hugginggpt.tools.redact import redact
+
+__all__ = [
+    "ROLES",
+    "TIERS",
+    "Role",
+    "Endpoint",
+    "RoutingConfig",
+    "ConfigError",
+    "Strategy",
+    "STRATEGIES",
+    "NOT_CONFIGURED_HELP",
+    "load_config",
+    "parse_config",
+    "routing_config",
+    "role_llm",
+    "has_llm",
+    "describe_llm",
+]
+
+ROLES = ("planner", "selector", "responder")
+Role = Literal["planner", "selector", "responder"]
+TIERS = {"small": 1, "medium": 2, "large": 3}
+Strategy = Literal["router", "round-robin", "strongest"]
+STRATEGIES: tuple[Strategy, ...] = ("router", "round-robin", "strongest")
+
+
+class ConfigError(HuggingGPTError, ValueError):
+    """The LLM configuration (file or environment) is invalid; the message says where."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One LLM endpoint a role may use.
+
+    ``model`` is ``MODEL`` (an OpenAI-compatible server at ``base_url``, or OpenAI when
+    None) or ``hf:REPO_OR_URL`` (Hugging Face). Keys are never part of the
+    configuration: ``api_key_env`` names the environment variables to read them from.
+    """
+
+    name: str
+    model: str
+    base_url: str | None = None
+    tier: int = 3
+    roles: tuple[str, ...] = ROLES
+    cost_per_1m_input: float = 0.0
+    """Price in your currency per million prompt tokens (for the run's cost estimate)."""
+    cost_per_1m_output: float = 0.0
+    max_concurrency: int | None = None
+    """Requests the endpoint serves at once (None: unknown); more wait in its queue."""
+    timeout_s: float | None = None
+    max_retries: int | None = None
+    """Retries on this endpoint before falling back (None: 0 with several endpoints,
+    else the run's ``llm_max_retries``)."""
+    api_key_env: tuple[str, ...] = ()
+    stream: bool = True
+    """Stream replies (needed to measure time to first token); Hugging Face endpoints
+    (``hf:``) are called whole."""
+    ttft_s: float | None = None
+    """A prior for the time to first token, until it is measured (default by tier:
+    0.3 s small, 0.6 s medium, 1 s large)."""
+    tokens_per_s: float | None = None
+    """A prior for the generation speed, until it is measured (default by tier: 120,
+    60, 30 tokens/s)."""
+
+    @property
+    def streams(self) -> bool:
+        """Whether replies arrive streamed (and so can be timed and checked for an end)."""
+        return self.stream and not self.model.startswith("hf:")
+
+    @property
+    def key(self) -> tuple[str, str, str | None]:
+        return (self.name, self.model, self.base_url)
+
+    @property
+    def label(self) -> str:
+        where = f" @ {redact(self.base_url)}" if self.base_url else ""
+        shown = f"{self.model}{where}"
+        return shown if self.name == shown else f"{self.name} ({shown})"
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.cost_per_1m_input
+                + completion_tokens * self.cost_per_1m_output) / 1e6
+
+
+@dataclass(frozen=True)
+class RoutingConfig:
+    endpoints: tuple[Endpoint, ...]
+    strategy: Strategy = "router"
+    failure_threshold: int = 5
+    """Consecutive failures that take an endpoint out (an endpoint failing now and then
+    stays in, ranked lower by its error rate)."""
+    cooldown_s: float = 30.0
+    """How long an endpoint stays out before it is probed (doubles per failed probe)."""
+    cost_weight: float = 0.0
+    """Seconds of expected latency one unit of cost is worth (0: latency only)."""
+
+    def for_role(self, role: str) -> list[Endpoint]:
+        return [e for e in self.endpoints if role in e.roles]
+
+
+# ------------------------------------------------------------------ configuration
+
+_ENDPOINT_FIELDS = {f.name for f in fields(Endpoint)}
+_ROUTING_FIELDS = {"strategy", "failure_threshold", "cooldown_s", "cost_weight"}
+
+
+def _tier(value: Any, where: str) -> int:
+    if isinstance(value, str) and value.lower() in TIERS:
+        return TIERS[value.lower()]
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 3:
+        return value
+    raise ConfigError(f"{where}: tier must be small, medium, large or 1-3, not {value!r}")
+
+
+def _endpoint(raw: Any, index: int, source: str) -> Endpoint:
+    where = f"{source}: endpoint {index + 1}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a table/mapping, not {type(raw).__name__}")
+    unknown = set(raw) - _ENDPOINT_FIELDS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; "
+                          f"known: {sorted(_ENDPOINT_FIELDS)}")
+    if not isinstance(raw.get("model"), str) or not raw["model"].strip():
+        raise ConfigError(f"{where} needs a model (MODEL, or hf:REPO_OR_URL)")
+    values = dict(raw)
+    values.setdefault("name", raw["model"])
+    if "tier" in values:
+        values["tier"] = _tier(values["tier"], where)
+    roles = values.get("roles", ROLES)
+    roles = [roles] if isinstance(roles, str) else list(roles)
+    if bad := [r for r in roles if r not in ROLES]:
+        raise ConfigError(f"{where}: unknown role(s) {bad}; roles are {list(ROLES)}")
+    values["roles"] = tuple(roles)
+    keys = values.get("api_key_env", ())
+    values["api_key_env"] = (keys,) if isinstance(keys, str) else tuple(keys)
+    if any(k.startswith(("sk-", "hf_")) for k in values["api_key_env"]):
+        raise ConfigError(f"{where}: api_key_env names an environment variable; "
+                          "never put the key itself in the configuration")
+    try:
+        endpoint = Endpoint(**values)
+    except TypeError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    for name in ("max_concurrency", "timeout_s", "ttft_s", "tokens_per_s"):
+        value = getattr(endpoint, name)
+        if value is not None and (not isinstance(value, int | float) or value <= 0):
+            raise ConfigError(f"{where}: {name} must be a positive number, not {value!r}")
+    return endpoint
+
+
+def parse_config(raw: Any, source: str = "configuration") -> RoutingConfig:
+    """Check and build a configuration from parsed TOML/YAML/JSON.
+
+    Accepts ``{"endpoints": [...], "routing": {...}}`` or a bare list of endpoints.
+
+    Raises:
+        ConfigError: naming the source, the endpoint and the problem.
+    """
+    if isinstance(raw, list):
+        raw = {"endpoints": raw}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected endpoints and routing settings")
+    if unknown := set(raw) - {"endpoints", "routing"}:
+        raise ConfigError(f"{source}: unknown section(s) {sorted(unknown)}; "
+                          "expected 'endpoints' and optionally 'routing'")
+    endpoints = tuple(_endpoint(e, i, source) for i, e in enumerate(raw.get("endpoints") or []))
+    if not endpoints:
+        raise ConfigError(f"{source}: no endpoints configured")
+    names = [e.name for e in endpoints]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{source}: endpoint names must be unique: {names}")
+    routing = raw.get("routing") or {}
+    if unknown := set(routing) - _ROUTING_FIELDS:
+        raise ConfigError(f"{source}: unknown routing key(s) {sorted(unknown)}; "
+                          f"known: {sorted(_ROUTING_FIELDS)}")
+    if routing.get("strategy", "router") not in STRATEGIES:
+        raise ConfigError(f"{source}: strategy must be one of {list(STRATEGIES)}")
+    return RoutingConfig(endpoints=endpoints, **routing)
+
+
+_FILE_CACHE: dict[str, tuple[float, RoutingConfig]] = {}
+
+
+def load_config(path: str | Path) -> RoutingConfig:
+    """Read a TOML (``.toml``) or YAML (``.yaml``/``.yml``) configuration file; cached
+    until the file changes.
+
+    Raises:
+        ConfigError: the file is missing, unreadable, or invalid.
+    """
+    path = Path(path)
+    try:
+        mtime = path.stat().st_mtime
+    except OSError as exc:
+        raise ConfigError(f"LLM configuration {path}: {exc.strerror or exc}") from None
+    cached = _FILE_CACHE.get(str(path))
+    if cached and cached[0] == mtime:
+        return cached[1]
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() == ".toml":
+            raw: Any = tomllib.loads(text)
+        elif path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            raw = yaml.safe_load(text)
+        elif path.suffix.lower() == ".json":
+            raw = json.loads(text)
+        else:
+            raise ConfigError(f"LLM configuration {path}: use a .toml, .yaml or .json file")
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"LLM configuration {path} does not parse: {exc}") from None
+    except Exception as exc:  # yaml.YAMLError, without importing yaml eagerly
+        raise ConfigError(f"LLM configuration {path} does not parse: {exc}") from None
+    config = parse_config(raw, str(path))
+    _FILE_CACHE[str(path)] = (mtime, config)
+    return config
+
+
+# ------------------------------------------------------------------ a run's endpoints
+
+NOT_CONFIGURED_HELP = """\
+No LLM is configured (the built-in offline planner only handles requests like its
+examples). Configure one of:
+  - OpenAI:            export OPENAI_API_KEY=sk-...   (optionally --llm gpt-4o)
+  - any OpenAI-compatible server (vLLM, Ollama, TGI, LM Studio):
+                       --llm MODEL --llm-base-url http://localhost:11434/v1
+                       (or HUGGINGGPT_LLM and HUGGINGGPT_LLM_BASE_URL)
+  - Hugging Face:      --llm hf:meta-llama/Llama-3.1-8B-Instruct with HF_TOKEN set,
+                       or --llm hf:https://your-endpoint.endpoints.huggingface.cloud
+  - several endpoints, routed by capability and latency: --llm-config llms.toml
+                       (see the README, "Several LLMs")
+Or check a plan without any LLM: hugginggpt run "..." --dry-run --plan PLAN.json"""
+
+_LEGACY_KEYS = ("HUGGINGGPT_LLM_API_KEY", "OPENAI_API_KEY")
+_DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+
+
+def role_llm(settings: LLMSettings, role: Role) -> str | None:
+    """The LLM a role uses when no endpoint file or list is given: its own setting, else
+    ``llm``, else OpenAI's default model when an OpenAI key or a base URL is set, else
+    None (not configured, or ``offline``)."""
+    if settings.offline:
+        return None
+    specific = {"planner": settings.planner_llm, "selector": settings.selector_llm,
+                "responder": settings.responder_llm}[role]
+    if specific or settings.llm:
+        return specific or settings.llm
+    if settings.llm_base_url or env("OPENAI_API_KEY"):
+        return _DEFAULT_OPENAI_MODEL
+    return None
+
+
+def routing_config(settings: LLMSettings) -> RoutingConfig | None:
+    """The run's endpoints: the configuration file, else ``llm_endpoints``, else the
+    single ``llm`` (per role ``planner_llm``...). None when no LLM is configured.
+
+    Raises:
+        ConfigError: the configuration is invalid.
+    """
+    if settings.offline:
+        return None
+    if settings.llm_config:
+        config = load_config(settings.llm_config)
+    elif settings.llm_endpoints:
+        config = parse_config(settings.llm_endpoints, "llm_endpoints")
+    else:
+        by_spec: dict[str, list[str]] = {}
+        for role in ROLES:
+            spec = role_llm(settings, cast(Role, role))
+            if spec is not None:
+                by_spec.setdefault(spec, []).append(role)
+        if not by_spec:
+            return None
+        endpoints = []
+        for spec, roles in by_spec.items():
+            base_url = None if spec.startswith("hf:") else settings.llm_base_url
+            endpoints.append(Endpoint(
+                name=f"{spec} @ {base_url}" if base_url else spec, model=spec,
+                base_url=base_url, roles=tuple(roles), api_key_env=_LEGACY_KEYS,
+                max_retries=settings.llm_max_retries,
+            ))
+        config = RoutingConfig(endpoints=tuple(endpoints))
+    if settings.llm_routing:
+        if settings.llm_routing not in STRATEGIES:
+            raise ConfigError(f"llm_routing (HUGGINGGPT_LLM_ROUTING) must be one of "
+                              f"{list(STRATEGIES)}, not {settings.llm_routing!r}")
+        config = replace(config, strategy=cast(Any, settings.llm_routing))
+    return config
+
+
+def has_llm(settings: LLMSettings, role: Role) -> bool:
+    """Whether the role has an endpoint (or a recording to replay)."""
+    if settings.replay is not None:
+        return True
+    try:
+        config = routing_config(settings)
+    except ConfigError:
+        return True  # misconfigured is not "not configured": the call says what is wrong
+    return bool(config and config.for_role(role))
+
+
+def describe_llm(settings: LLMSettings, role: Role) -> str:
+    """A short label of the role's endpoints for state and logs (never a key)."""
+    if settings.replay is not None:
+        return "replay of a recorded thread"
+    try:
+        config = routing_config(settings)
+    except ConfigError as exc:
+        return f"misconfigured ({exc})"
+    endpoints = config.for_role(role) if config else []
+    if not endpoints:
+        return "none"
+    if len(endpoints) == 1:
+        return endpoints[0].label
+    names = ", ".join(e.name for e in endpoints)
+    return f"{config.strategy if config else ''} over {names}"
