@@ -26,9 +26,13 @@ eval: $(STAMP)
 test: $(STAMP)
 	eval "$$(scripts/postgres.sh start || true)"; $(BIN)/python -m pytest
 
+# ruff (style, and only hugginggpt. imports), import-linter (imports only downwards; see
+# ARCHITECTURE.md), mypy
 lint: $(STAMP)
-	$(BIN)/ruff check hugginggpt graph nodes tools tests benchmarks
-	$(BIN)/mypy
+	$(BIN)/ruff check hugginggpt graph nodes tools tests benchmarks scripts
+	$(BIN)/python scripts/installed_tree.py lint-imports --config {config} --no-cache
+	$(BIN)/python scripts/installed_tree.py mypy --config-file {config} \
+		--cache-dir $(CURDIR)/.mypy_cache -p hugginggpt
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scheduling.py

@@ -12,11 +12,11 @@ HTTP) stand in for a heterogeneous fleet:
   with HTTP 500.
 
 Each run is the project's real graph (plan, select, execute on the dry-run backend,
-respond) with every LLM call going through :func:`hugginggpt.tools.llm.client.complete`: one planner call
-(plus a repair call when the plan is rejected), two selector calls (the catalog makes
-every choice a close call) and one responder call. Half the requests have two steps
-(planning them needs the large tier), half one step (medium). Replies are 60 tokens for
-plans, 20 for choices and 150 for answers.
+respond) with every LLM call going through :func:`hugginggpt.tools.llm.client.complete`:
+one planner call (plus a repair call when the plan is rejected), two selector calls (the
+catalog makes every choice a close call) and one responder call. Half the requests have
+two steps (planning them needs the large tier), half one step (medium). Replies are 60
+tokens for plans, 20 for choices and 150 for answers.
 
 Strategies, each on fresh router statistics, in one run of the script:
 

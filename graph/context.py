@@ -52,7 +52,8 @@ class Context:
     responder_llm: str | None = _env_factory("HUGGINGGPT_RESPONDER_LLM")
     llm_config: str | None = _env_factory("HUGGINGGPT_LLM_CONFIG")
     """A TOML or YAML file of endpoints and routing settings (see
-    :mod:`hugginggpt.tools.llm.config`); it replaces ``llm``, ``llm_base_url`` and the per-role LLMs."""
+    :mod:`hugginggpt.tools.llm.config`); it replaces ``llm``, ``llm_base_url`` and the
+    per-role LLMs."""
     llm_endpoints: list[dict[str, Any]] | None = _env_factory(
         "HUGGINGGPT_LLM_ENDPOINTS", cast=json.loads
     )
@@ -161,8 +162,9 @@ class Context:
     dry_run_faults: dict[str, Any] | None = _env_factory(
         "HUGGINGGPT_DRY_RUN_FAULTS", default=None, cast=json.loads
     )
-    """dry-run: faults the simulated experts inject (see :class:`hugginggpt.tools.experts.faults.FaultSpec`),
-    e.g. ``{"rates": {"transient": 0.1, "hang": 0.05}, "seed": 7}``; None: no faults."""
+    """dry-run: faults the simulated experts inject (see
+    :class:`hugginggpt.tools.experts.faults.FaultSpec`), e.g. ``{"rates": {"transient":
+    0.1, "hang": 0.05}, "seed": 7}``; None: no faults."""
 
 
     def backend_settings(self) -> dict[str, dict[str, Any]]:
@@ -170,10 +172,11 @@ class Context:
         :func:`hugginggpt.tools.experts.registry.run_settings`): hf-inference's endpoints,
         provider and timeout; the local backend's catalog and model bound; the faults the
         simulated experts inject."""
-        hf = {"endpoints": dict(self.hf_endpoints), "provider": self.hf_provider,
-              "timeout_s": self.hf_timeout_s}
-        local = {"max_loaded": self.max_loaded_models} | (
-            {"catalog": self.catalog} if self.catalog else {})
+        hf: dict[str, Any] = {"endpoints": dict(self.hf_endpoints),
+                              "provider": self.hf_provider, "timeout_s": self.hf_timeout_s}
+        local: dict[str, Any] = {"max_loaded": self.max_loaded_models}
+        if self.catalog:
+            local["catalog"] = self.catalog
         settings = {HF_INFERENCE_BACKEND: {k: v for k, v in hf.items() if v},
                     LOCAL_BACKEND: local}
         if self.dry_run_faults:

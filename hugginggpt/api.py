@@ -174,7 +174,7 @@ def attached_files(paths: Iterable[str | Path]) -> list[str]:
         elif Path(text).is_file():
             files.append(str(Path(text).resolve()))
         else:
-            raise ArgumentError(f"no such file: {text}")
+            raise ArgumentError(f"{text}: no such file")
     return files
 
 
@@ -268,7 +268,8 @@ async def aresume(
             not waiting for one.
     """
     run_context = make_context(context, **settings)
-    graph_input = Command(resume=decision) if decision is not None else None
+    graph_input: Command[Any] | None = (
+        Command(resume=decision) if decision is not None else None)
     return await _run(graph_input, thread_id, run_context, checkpoint_url, on_event)
 
 

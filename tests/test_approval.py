@@ -148,7 +148,7 @@ def test_cli_resume_with_an_edited_plan_file(capsys, workspace, tmp_path):
 
 
 def test_terminal_prompt_answers(monkeypatch, tmp_path, capsys):
-    from hugginggpt import cli
+    from hugginggpt.cli import session as cli
 
     pending = {"policy": "plan", "request": "r", "plan": PLAN,
                "selections": {"0": {"model": "m", "backend": "dry-run"}}, "problems": []}

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from hugginggpt.tools.addresses import check_url
 from hugginggpt.tools.experts import ArgumentError, ArtifactStore, register_tool
 from hugginggpt.tools.experts.dry_run import _png
-from hugginggpt.tools.fetch import FetchLimits, check_url, fetch_url
+from hugginggpt.tools.fetch import FetchLimits, fetch_url
 from tests.conftest import run
 
 PNG = _png()

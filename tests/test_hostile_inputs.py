@@ -33,15 +33,17 @@ import pytest
 from langgraph.types import Command
 
 from hugginggpt.graph.context import Context
-from hugginggpt.nodes.execute import Job, _resolve_file, resolve_args
+from hugginggpt.nodes.execution.arguments import _resolve_file, resolve_args
+from hugginggpt.nodes.execution.jobs import Job
 from hugginggpt.nodes.planning.validation import MAX_ARG_CHARS, validate_plan
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM
+from hugginggpt.tools.addresses import check_url
 from hugginggpt.tools.errors import ToolExecutionError, TransientToolError
 from hugginggpt.tools.experts import ArgumentError, ArtifactStore, register_tool
 from hugginggpt.tools.experts.dry_run import _png
-from hugginggpt.tools.experts.registry import normalize_outputs
+from hugginggpt.tools.experts.outputs import normalize_outputs
 from hugginggpt.tools.experts.tasks import get_task_type
-from hugginggpt.tools.fetch import FetchLimits, check_url, fetch_url
+from hugginggpt.tools.fetch import FetchLimits, fetch_url
 from tests.conftest import run
 
 PNG = _png()

@@ -21,7 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hugginggpt.nodes.execute import Job, _resolve_file, resolve_args
+from hugginggpt.nodes.execution.arguments import _resolve_file, resolve_args
+from hugginggpt.nodes.execution.jobs import Job
 from hugginggpt.nodes.planning.validation import validate_plan
 from hugginggpt.tools.experts import ArgumentError, ArtifactStore
 from hugginggpt.tools.experts.tasks import TaskType, get_task_type, task_types

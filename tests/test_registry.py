@@ -17,7 +17,8 @@ from hugginggpt.tools.experts import (
     tool,
 )
 from hugginggpt.tools.experts.catalog import load_catalog
-from hugginggpt.tools.experts.registry import find_tools, normalize_outputs
+from hugginggpt.tools.experts.outputs import normalize_outputs
+from hugginggpt.tools.experts.registry import find_tools
 
 
 def test_decorator_registers_a_typed_tool(test_tools):

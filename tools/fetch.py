@@ -19,8 +19,6 @@ A :class:`DownloadBudget` bounds what all the URL inputs of one run download tog
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 import ssl
 import threading
 import time
@@ -30,11 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
+from hugginggpt.tools.addresses import checked_addresses, parse_url
 from hugginggpt.tools.artifacts import ArtifactStore
 from hugginggpt.tools.errors import ArgumentError, LimitExceededError, TransientToolError
 
-__all__ = ["FetchLimits", "DownloadBudget", "fetch_url", "check_url", "checked_addresses",
-           "is_public_address", "sniff"]
+__all__ = ["FetchLimits", "DownloadBudget", "fetch_url", "sniff"]
 
 _CONTENT_TYPES = {
     "image": ("image/",),
@@ -57,9 +55,6 @@ _HTML_MARKERS = (b"<!doctype", b"<html", b"<head", b"<body", b"<script", b"<?xml
 _SNIFFED_FITS = {"image": ("image/",), "video": ("video/",),
                   "audio": ("audio/", "video/mp4", "video/webm")}  # m4a, webm audio
 """Media types the first bytes may show for each kind of argument."""
-_NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
-
-
 @dataclass(frozen=True)
 class FetchLimits:
     max_bytes: int = 50 * 1024 * 1024
@@ -127,96 +122,6 @@ class DownloadBudget:
             if read < declared:
                 with self._lock:
                     self.used -= declared - read
-
-
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address stands for (mapped, NAT64, 6to4, Teredo)."""
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    if any(address in net for net in _NAT64):
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    if address.sixtofour is not None:
-        return address.sixtofour
-    if address.teredo is not None:
-        return address.teredo[1]
-    return None
-
-
-def is_public_address(text: str) -> bool:
-    """Whether an address is global unicast, including the IPv4 address an IPv6 one
-    embeds. A scoped IPv6 address (``fe80::1%eth0``) is never public."""
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.scope_id:
-            return False
-        embedded = _embedded_ipv4(address)
-        if embedded is not None:
-            return is_public_address(str(embedded))
-    return address.is_global and not address.is_multicast
-
-
-def checked_addresses(host: str, port: int, url: str, allow_private: bool) -> list[str]:
-    """Resolve ``host`` and return its addresses, refusing when any one is not public
-    (unless ``allow_private``).
-
-    Raises:
-        ArgumentError: the host cannot be resolved, or has a non-public address.
-    """
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                   proto=socket.IPPROTO_TCP)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise ArgumentError(f"URL {url!r:.200}: cannot resolve {host!r}; check the host "
-                            "name") from exc
-    addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
-    if not addresses:
-        raise ArgumentError(f"URL {url!r:.200}: {host!r} has no address")
-    if not allow_private:
-        for address in addresses:
-            if not is_public_address(address):
-                raise ArgumentError(
-                    f"URL {url!r:.200} refused: {host} is a private or local address "
-                    f"({address}); allow it for this run with allow_private_urls "
-                    "(--allow-private-urls) if you trust it"
-                )
-    return addresses
-
-
-def _parse(url: str) -> Any:
-    """The URL as httpx parses it (one parser for checking and connecting).
-
-    Raises:
-        ArgumentError: not http(s), no host, credentials, or unparsable.
-    """
-    import httpx
-
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError, ValueError) as exc:
-        raise ArgumentError(f"URL {url!r:.200} refused: it cannot be parsed ({exc}); "
-                            "give an http or https URL") from exc
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise ArgumentError(f"URL {url!r:.200} refused: only http and https URLs with a host")
-    if parsed.userinfo:
-        raise ArgumentError(f"URL {url!r:.200} refused: it carries a user name or password, "
-                            "which would be stored in the run's state; give a URL without "
-                            "credentials")
-    return parsed
-
-
-def check_url(url: str, allow_private: bool) -> list[str]:
-    """Refuse what this module never fetches; return the addresses to connect to.
-
-    Raises:
-        ArgumentError: not http(s), no host, credentials, an unresolvable host, or
-            (unless allowed) a host with a non-public address.
-    """
-    parsed = _parse(url)
-    port = parsed.port or (443 if parsed.scheme == "https" else 80)
-    return checked_addresses(parsed.host, port, url, allow_private)
 
 
 class _DeadlineStream:
@@ -347,7 +252,7 @@ def fetch_url(url: str, kind: str, store: ArtifactStore, limits: FetchLimits,
     deadline = time.monotonic() + limits.timeout_s
     current = url
     for _ in range(limits.max_redirects + 1):
-        parsed = _parse(current)
+        parsed = parse_url(current)
         port = parsed.port or (443 if parsed.scheme == "https" else 80)
         addresses = checked_addresses(parsed.host, port, current, limits.allow_private)
         target = httpcore.URL(scheme=parsed.raw_scheme, host=parsed.raw_host, port=parsed.port,

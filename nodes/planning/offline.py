@@ -1,12 +1,13 @@
 """The built-in planner for runs without an LLM: retrieve a similar example, adapt it.
 
 The example bank (:mod:`~hugginggpt.nodes.planning.bank`) holds request -> plan pairs.
-For a new request the planner takes the most similar examples (MiniLM embeddings) and adapts each in turn:
-the example's files are replaced by this request's files of the same kind (attached, or
-named in the request), its quoted texts by this request's quoted texts, its target
-language by the one the request names, its labels and questions by this request's. The
-first adapted plan that the validator accepts wins. When no example is similar enough,
-or none can be adapted, the planner says it cannot plan the request offline.
+For a new request the planner takes the most similar examples (MiniLM embeddings) and
+adapts each in turn: the example's files are replaced by this request's files of the
+same kind (attached, or named in the request), its quoted texts by this request's quoted
+texts, its target language by the one the request names, its labels and questions by
+this request's. The first adapted plan that the validator accepts wins. When no example
+is similar enough, or none can be adapted, the planner says it cannot plan the request
+offline.
 """
 
 from __future__ import annotations

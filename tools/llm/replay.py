@@ -1,11 +1,11 @@
 """Replaying a thread: the recorded LLM replies stand in for the endpoints.
 
-Each :class:`~hugginggpt.tools.llm.records.LLMCall` of a thread keeps the prompt's fingerprint and the
-reply. A :class:`Recording` in the run's context answers every LLM call from them:
-first by fingerprint (the same prompt gets the same reply, whatever the order of
-parallel calls), else the role's next unused reply (noted as a divergence: the code,
-the prompts or the settings changed since the recording). A recorded call that failed
-on every endpoint fails again, so a failure reproduces without calling an LLM.
+Each :class:`~hugginggpt.tools.llm.records.LLMCall` of a thread keeps the prompt's
+fingerprint and the reply. A :class:`Recording` in the run's context answers every LLM
+call from them: first by fingerprint (the same prompt gets the same reply, whatever the
+order of parallel calls), else the role's next unused reply (noted as a divergence: the
+code, the prompts or the settings changed since the recording). A recorded call that
+failed on every endpoint fails again, so a failure reproduces without calling an LLM.
 """
 
 from __future__ import annotations

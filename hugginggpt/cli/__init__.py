@@ -1,0 +1,53 @@
+"""The ``hugginggpt`` command, one module per command.
+
+    hugginggpt run "REQUEST" [--file PATH ...] [--thread ID] [--json] [--dry-run --plan FILE]
+    hugginggpt resume --thread ID [--approve | --reject REASON | --plan FILE] [--json]
+    hugginggpt trace --thread ID [--full | --json]
+    hugginggpt replay --thread ID [--json]
+    hugginggpt eval DATASET.jsonl [--planner offline|llm]
+    hugginggpt models list | refresh
+    hugginggpt demo
+
+Progress goes to stderr; the answer (or, with ``--json``, one JSON document) to stdout.
+The settings of a run are saved beside its checkpoints
+(``<workspace>/threads/<thread>.json``, never secrets) so that ``resume`` continues
+with the same ones. A new command is a module here with an ``add_parser(sub)`` that
+sets its ``handler``, listed in :data:`COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hugginggpt.cli import demo, evaluate, models, replay, resume, run, trace
+from hugginggpt.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, load_plugins
+
+__all__ = ["main", "COMMANDS"]
+
+COMMANDS = (run, resume, trace, replay, evaluate, demo, models)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hugginggpt",
+        description="HuggingGPT on LangGraph: an LLM plans, Hugging Face experts execute.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns its exit code (0 done, 1 aborted, 2 usage, 130 stopped)."""
+    args = _parser().parse_args(argv)
+    try:
+        load_plugins(getattr(args, "plugin", []))
+        return int(args.handler(args))
+    except UsageError as exc:
+        print(f"hugginggpt: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("hugginggpt: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED

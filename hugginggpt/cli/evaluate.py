@@ -1,0 +1,67 @@
+"""``hugginggpt eval DATASET.jsonl``: measure a planner (offline or an LLM) on a labelled
+set with TaskBench's metrics."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from hugginggpt.cli.common import EXIT_OK, UsageError, checked
+from hugginggpt.evaluation import DatasetError, Sample, evaluate, read_samples
+from hugginggpt.graph.context import Context
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub: Any) -> None:
+    evaluation = sub.add_parser("eval", help="measure the planner on a labelled set")
+    evaluation.add_argument("dataset", help="JSON lines: this project's plans or TaskBench's")
+    evaluation.add_argument("--planner", choices=["offline", "llm"], default="offline")
+    evaluation.add_argument("--llm", help="the planner LLM: MODEL or hf:REPO_OR_URL")
+    evaluation.add_argument("--llm-base-url")
+    evaluation.add_argument("--llm-config", metavar="FILE", help="several routed endpoints")
+    evaluation.add_argument("--limit", type=int, help="only the first N samples")
+    evaluation.add_argument("--max-subtasks", type=int, default=10)
+    evaluation.add_argument("--output", help="write the JSON report here")
+    evaluation.add_argument("--json", action="store_true", help="print the JSON report")
+    evaluation.set_defaults(handler=_evaluate)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    try:
+        samples = read_samples(args.dataset, limit=args.limit)
+    except (OSError, DatasetError) as exc:
+        raise UsageError(f"cannot read {args.dataset}: {exc}") from exc
+    overrides = {"llm": args.llm, "llm_base_url": args.llm_base_url,
+                 "llm_config": args.llm_config}
+    context = checked(Context(max_subtasks=args.max_subtasks,
+                               **{k: v for k, v in overrides.items() if v is not None}))
+    if args.planner == "llm":
+        from hugginggpt.graph.state import State
+        from hugginggpt.nodes.plan import ask_planner
+        from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, has_llm
+
+        if not has_llm(context, "planner"):
+            raise UsageError(NOT_CONFIGURED_HELP)
+
+        def planner(sample: Sample) -> list[dict[str, Any]]:
+            state = State(request=sample.request, files=sample.files)
+            return ask_planner(state, context)[0]
+    else:
+        from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
+        from hugginggpt.nodes.planning.offline import offline_plan
+
+        bank = load_bank(context.plan_bank or DEFAULT_BANK)
+
+        def planner(sample: Sample) -> list[dict[str, Any]]:
+            return offline_plan(sample.request, sample.files, bank,
+                                max_subtasks=context.max_subtasks).items
+
+    report = evaluate(samples, planner, max_subtasks=context.max_subtasks)
+    document = report.to_json() | {"dataset": str(args.dataset), "planner": args.planner}
+    if args.output:
+        Path(args.output).write_text(json.dumps(document, indent=2))
+    print(json.dumps(document, indent=2) if args.json else report.format())
+    return EXIT_OK

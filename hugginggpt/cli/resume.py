@@ -1,0 +1,36 @@
+"""``hugginggpt resume --thread ID``: continue a thread, or answer its pending approval."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from langgraph.types import Command
+
+from hugginggpt.cli.common import add_common, read_plan, saved_settings, who
+from hugginggpt.cli.session import run_session
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub: Any) -> None:
+    resume = sub.add_parser("resume", help="continue a thread from its last checkpoint")
+    decision = resume.add_mutually_exclusive_group()
+    decision.add_argument("--approve", action="store_true", help="approve the pending plan")
+    decision.add_argument("--reject", metavar="REASON", help="reject it, with a reason")
+    decision.add_argument("--plan", metavar="FILE.json", help="replace it with this plan")
+    add_common(resume)
+    resume.set_defaults(handler=_resume)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    context, url = saved_settings(args)
+    user = who()
+    answer: dict[str, Any] | None = (
+        {"action": "approve", "who": user} if args.approve else
+        {"action": "reject", "who": user, "reason": args.reject} if args.reject else
+        {"action": "edit", "who": user, "plan": read_plan(args.plan)} if args.plan else None
+    )
+    return asyncio.run(run_session(Command(resume=answer) if answer else None,
+                                   args.thread, context, url, args.json))

@@ -1,0 +1,122 @@
+"""One run (or resumed run) on the terminal: live progress on stderr, approvals asked
+interactively when there is someone to ask, the answer (or ``--json``) on stdout."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from langgraph.types import Command
+
+from hugginggpt.api import RunResult, drive
+from hugginggpt.cli.common import (
+    EXIT_ABORTED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    UsageError,
+    read_plan,
+    who,
+)
+from hugginggpt.graph.builder import build_graph
+from hugginggpt.graph.checkpoint import aopen_checkpointer
+from hugginggpt.graph.context import Context
+from hugginggpt.progress import Progress
+from hugginggpt.tools.llm.records import usage_totals
+
+__all__ = ["run_session", "describe_approval"]
+
+
+async def run_session(graph_input: Any, thread_id: str, context: Context, url: str,
+                      as_json: bool) -> int:
+    """Drive the thread to its end (or to an approval nobody is there to give) and print
+    the outcome; returns the exit code."""
+    progress = Progress()
+    async with aopen_checkpointer(url) as saver:
+        app = build_graph(checkpointer=saver)
+        if graph_input is None or isinstance(graph_input, Command):
+            snapshot = await app.aget_state({"configurable": {"thread_id": thread_id}})
+            if not snapshot.values:
+                raise UsageError(f"thread {thread_id!r} has no checkpoint in {url}")
+            if isinstance(graph_input, Command) and not snapshot.interrupts:
+                raise UsageError(f"thread {thread_id!r} is not waiting for an approval")
+        while True:
+            snapshot, interrupted = await drive(app, graph_input, thread_id, context,
+                                                progress.handle)
+            if interrupted or not snapshot.interrupts or not _interactive(as_json):
+                break
+            progress.close()
+            graph_input = Command(resume=_ask(snapshot.interrupts[0].value))
+            progress = Progress()
+        progress.close()
+    result = RunResult.from_snapshot(thread_id, snapshot, context.workspace, interrupted)
+    _print(result, as_json)
+    return {"completed": EXIT_OK, "aborted": EXIT_ABORTED}.get(result.status, EXIT_INTERRUPTED)
+
+
+def _print(result: RunResult, as_json: bool) -> None:
+    thread_id, pending = result.thread_id, result.approval
+    if as_json:
+        print(json.dumps(result.document(), indent=2, ensure_ascii=False))
+    elif pending is not None:
+        print(describe_approval(pending))
+    else:
+        print(result.response or f"(no response; status {result.status})")
+    used = [f"{role}: {getattr(result, role)}" for role in ("planner", "selector", "responder")
+            if getattr(result, role)]
+    if used:
+        print("; ".join(used), file=sys.stderr)
+    if result.llm_calls:
+        print(_usage_line(result.llm_calls), file=sys.stderr)
+    if pending is not None:
+        print(f"thread {thread_id}: waiting for approval; answer with: hugginggpt resume "
+              f"--thread {thread_id} --approve | --reject REASON | --plan EDITED.json",
+              file=sys.stderr)
+    else:
+        print(f"thread {thread_id}: {result.status}"
+              + (f" (resume with: hugginggpt resume --thread {thread_id})"
+                 if result.status == "interrupted" else ""), file=sys.stderr)
+
+
+def _usage_line(calls: list[Any]) -> str:
+    totals = usage_totals(calls)
+    roles = ", ".join(f"{role} {n}" for role, n in totals["by_role"].items())
+    endpoints = ", ".join(f"{name} {n}" for name, n in totals["by_endpoint"].items())
+    cost = f", estimated cost {totals['cost']:.6f}" if totals["cost"] else ""
+    return (f"LLM calls: {totals['calls']} ({roles}; {totals['failed']} failed; "
+            f"endpoints: {endpoints}), tokens: {totals['prompt_tokens']} in, "
+            f"{totals['completion_tokens']} out{cost}, {totals['latency_s']:.2f}s waiting")
+
+
+def _interactive(as_json: bool) -> bool:
+    return not as_json and sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def describe_approval(pending: dict[str, Any]) -> str:
+    """The pending approval question, readably: the plan with its models and risks."""
+    lines = [f"Approval needed ({pending.get('policy')} policy) for: {pending.get('request')}"]
+    for step in pending.get("plan", []):
+        chosen = pending.get("selections", {}).get(str(step["id"]), {})
+        lines.append(f"  #{step['id']} {step['task']} {json.dumps(step['args'])} "
+                     f"dep={step['dep']} -> {chosen.get('model')} ({chosen.get('backend')})")
+    for risky in pending.get("risky", []):
+        lines.append(f"  risk: #{risky['id']} {risky['model']} is {risky['risk']}")
+    lines += [f"  problem: {p}" for p in pending.get("problems", [])]
+    return "\n".join(lines)
+
+
+def _ask(pending: dict[str, Any]) -> dict[str, Any]:
+    """Ask on the terminal: approve, reject with a reason, or edit (a plan file)."""
+    print(describe_approval(pending), file=sys.stderr)
+    user = who()
+    while True:
+        choice = input("[a]pprove, [r]eject, [e]dit with a plan file? ").strip().lower()
+        if choice.startswith("a"):
+            return {"action": "approve", "who": user}
+        if choice.startswith("r"):
+            return {"action": "reject", "who": user, "reason": input("reason: ").strip()}
+        if choice.startswith("e"):
+            try:
+                return {"action": "edit", "who": user, "plan": read_plan(input("plan file: "))}
+            except UsageError as exc:
+                print(exc, file=sys.stderr)

@@ -1,0 +1,2 @@
+"""The execute stage's parts: jobs, the board, argument resolution and the per-subtask
+attempts (see :mod:`hugginggpt.nodes.execute`)."""

@@ -1,0 +1,111 @@
+"""Turning a subtask's plan arguments into tool arguments: dependency outputs, files
+inside the workspace or attached, URL inputs downloaded within the run's limits."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from hugginggpt.nodes.execution.board import Board
+from hugginggpt.nodes.execution.jobs import Job, finite, remaining_s, run_time_limit
+from hugginggpt.tools.artifacts import ArtifactStore, is_artifact_ref
+from hugginggpt.tools.errors import ArgumentError, TransientToolError
+from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.fetch import DownloadBudget, FetchLimits, fetch_url
+from hugginggpt.tools.inputs import resolve_input_file
+from hugginggpt.tools.kinds import as_text, generated_ref, is_url
+from hugginggpt.tools.threads import in_thread
+
+__all__ = ["FILE_KINDS", "resolve_args", "resolve_inputs"]
+
+FILE_KINDS = frozenset({"image", "audio", "video", "table"})
+"""Argument kinds whose values are files (paths, URLs or artifact references)."""
+
+
+def _resolve_file(value: str, job: Job, store: ArtifactStore) -> Path:
+    """A literal file argument: an attached file or a regular file inside the workspace,
+    within the size limit (see :func:`hugginggpt.tools.inputs.resolve_input_file`)."""
+    return resolve_input_file(value, store.workspace, job.files, job.max_file_bytes)
+
+
+def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore,
+                 downloads: DownloadBudget | None = None) -> dict[str, Any]:
+    """Turn plan arguments into tool arguments: text as ``str``, files as ``Path``; URL
+    inputs are downloaded within ``downloads``, the run's budget.
+
+    Raises:
+        ArgumentError: an input cannot be resolved (said why).
+        LimitExceededError: the run's download budget is spent.
+        TransientToolError: a download failed in a way that may pass.
+    """
+    task_type = get_task_type(job.task)
+    assert task_type is not None, "validated plans name known task types"
+    resolved: dict[str, Any] = {}
+    for name, value in job.args.items():
+        arg = task_type.arg(name)
+        kind = str(arg.kind) if arg else "param"
+        ref = generated_ref(value)
+        if ref is not None:
+            if ref not in deps:
+                raise ArgumentError(f"argument {name!r} refers to subtask {ref}, which is not "
+                                    "among this subtask's dependencies")
+            source = deps[ref]
+            source_type = get_task_type(source["task"])
+            output = source_type.output_for(kind) if source_type else None
+            if output is None or output.name not in source["outputs"]:
+                raise ArgumentError(f"subtask {ref} produced no {kind} output for {name!r}")
+            produced = source["outputs"][output.name]
+            if is_artifact_ref(produced):
+                path = store.resolve(produced)
+                resolved[name] = _read_text(path, ref) if kind == "text" else path
+            elif kind in FILE_KINDS:
+                raise ArgumentError(f"subtask {ref} gave no {kind} file for {name!r}, only "
+                                    f"a {type(produced).__name__}")
+            else:
+                resolved[name] = as_text(produced) if kind == "text" else produced
+        elif kind in FILE_KINDS:
+            if is_url(value):
+                fetched = fetch_url(value, kind, store, FetchLimits(**job.fetch), downloads)
+                resolved[name] = store.resolve(fetched)
+            else:
+                resolved[name] = _resolve_file(value, job, store)
+        else:
+            resolved[name] = value
+    return resolved
+
+
+def _read_text(path: Path, source: int) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ArgumentError(f"the text output of subtask {source} cannot be read from "
+                            f"{path.name}: {exc}") from exc
+
+
+async def resolve_inputs(job: Job, deps: dict[int, dict[str, Any]],
+                          store: ArtifactStore) -> dict[str, Any]:
+    """:func:`resolve_args` in a thread, retrying transient download failures, within
+    the run's deadline.
+
+    Raises:
+        ArgumentError, LimitExceededError, TransientToolError (its retries spent).
+    """
+    downloads = Board.get(job.board).downloads
+    attempt = 0
+    while True:
+        try:
+            async with asyncio.timeout(finite(remaining_s(job))) as limit:
+                return await in_thread(resolve_args, job, deps, store, downloads)
+        except TimeoutError as exc:
+            if limit.expired():
+                raise run_time_limit(job, "while its inputs were being resolved") from exc
+            raise
+        except TransientToolError:
+            delay = job.backoff_s * 2**attempt
+            if attempt == job.retries or delay >= remaining_s(job):
+                raise
+        await asyncio.sleep(delay)
+        attempt += 1
+
+

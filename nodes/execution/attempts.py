@@ -1,0 +1,190 @@
+"""The per-subtask state machine: skip when a dependency did not finish, else try each
+candidate model in the selected order with a timeout, retrying transient errors with
+exponential backoff, then fall back to the next model, then fail; all within the
+run's deadline. A tool's failure is data (the attempt log), never an exception."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hugginggpt.graph.state import Attempt, ResultStatus
+from hugginggpt.nodes.execution.arguments import resolve_inputs
+from hugginggpt.nodes.execution.jobs import Job, finite, remaining_s, result, run_time_limit
+from hugginggpt.tools.artifacts import ArtifactStore
+from hugginggpt.tools.errors import (
+    ArgumentError,
+    LimitExceededError,
+    ToolTimeoutError,
+    TransientToolError,
+)
+from hugginggpt.tools.experts.outputs import normalize_outputs
+from hugginggpt.tools.experts.registry import ToolContext, find_tools
+from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.redact import redact
+from hugginggpt.tools.threads import in_thread
+
+__all__ = ["run_job", "describe_error", "not_started", "TRANSIENT_ERRORS", "Emit"]
+
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    TransientToolError, TimeoutError, ConnectionError,
+)
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def _skip_reason(job: Job, deps: dict[int, dict[str, Any]]) -> str | None:
+    for dep_id in job.dep:
+        dep = deps[dep_id]
+        if dep["status"] != "done":
+            why = dep.get("error") or dep["status"]
+            return f"skipped: dependency {dep_id} ({dep['task']}) {dep['status']}: {why}"
+    return None
+
+
+async def _call_tool(tool_fn: Callable[..., Any], is_async: bool, kwargs: dict[str, Any],
+                     timeout_s: float) -> Any:
+    """Call a tool within ``timeout_s``; a ``TimeoutError`` the tool raises itself stays
+    what it is (it is not this timeout)."""
+    try:
+        async with asyncio.timeout(finite(timeout_s)) as limit:
+            if is_async:
+                return await tool_fn(**kwargs)
+            return await in_thread(tool_fn, **kwargs)
+    except TimeoutError as exc:
+        if limit.expired():
+            raise ToolTimeoutError(
+                f"no result within {timeout_s:g}s; the call was abandoned") from exc
+        raise
+
+
+def describe_error(exc: BaseException) -> str:
+    """``Type: message``, saying so when the message is empty, without secrets (an
+    endpoint's error may echo a token)."""
+    try:
+        message = redact(str(exc).strip())
+    except Exception:  # a broken __str__ must not hide the failure
+        message = ""
+    return f"{type(exc).__name__}: {message or '(no message)'}"
+
+
+def _emit_end(job: Job, emit: Emit, status: ResultStatus, error: str) -> None:
+    emit({"type": "subtask", "id": job.id, "task": job.task, "event": status, "error": error})
+
+
+def _failed_inputs(job: Job, exc: Exception, emit: Emit) -> dict[str, Any]:
+    error = describe_error(exc)
+    _emit_end(job, emit, "failed", error)
+    return result(job, "failed", error=error)
+
+
+def not_started(job: Job, emit: Emit, what: str) -> dict[str, Any]:
+    error = describe_error(run_time_limit(job, what))
+    _emit_end(job, emit, "skipped", error)
+    return result(job, "skipped", error=error)
+
+
+async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict[str, Any]:
+    """The per-subtask state machine: skip, or try models with retries, then fail; all
+    within the run's deadline."""
+    if (reason := _skip_reason(job, deps)) is not None:
+        _emit_end(job, emit, "skipped", reason)
+        return result(job, "skipped", error=reason)
+    if not job.candidates:
+        _emit_end(job, emit, "failed", job.no_model_reason)
+        return result(job, "failed", error=job.no_model_reason)
+    if remaining_s(job) <= 0:
+        return not_started(job, emit, "before this subtask could start")
+
+    task_type = get_task_type(job.task)
+    assert task_type is not None
+    # File-system work runs in threads: an event loop (the LangGraph server's) never blocks.
+    store = await in_thread(ArtifactStore, job.workspace, job.thread_id)
+    started = time.monotonic()
+    try:
+        args = await resolve_inputs(job, deps, store)
+    except (ArgumentError, LimitExceededError, TransientToolError, OSError) as exc:
+        return _failed_inputs(job, exc, emit)
+
+    log: list[Attempt] = []
+    stopped: LimitExceededError | None = None
+    for candidate in job.candidates[: job.max_models]:
+        model, backend = candidate["model"], candidate["backend"]
+        tools = find_tools(job.task, model, [backend])
+        if not tools:
+            log.append(Attempt(model=model, backend=backend, ok=False,
+                               error="no tool registered", error_type="NoTool"))
+            continue
+        tool = tools[0]
+        context = ToolContext(
+            subtask_id=job.id, task=job.task, model=model, artifacts=store,
+            expected_latency_s=job.latencies.get(model, 1.0),
+            latency_scale=job.latency_scale,
+        )
+        for attempt in range(job.retries + 1):
+            left = remaining_s(job)
+            if left <= 0:
+                stopped = run_time_limit(job, f"before attempt {len(log) + 1} could start")
+                break
+            context.extra["call"] = len(log)
+            emit({"type": "subtask", "id": job.id, "task": job.task, "event": "started",
+                  "model": model, "backend": backend, "attempt": len(log) + 1})
+            t0, at = time.monotonic(), time.time()
+            try:
+                try:
+                    value = await _call_tool(tool.fn, tool.is_async,
+                                             tool.call_kwargs(args, model, context),
+                                             min(job.timeout_s, left))
+                except ToolTimeoutError as exc:
+                    if job.timeout_s > left:  # the run's deadline, not the subtask timeout
+                        raise run_time_limit(
+                            job, f"while {model} ran; the call was abandoned") from exc
+                    raise
+                outputs = await in_thread(normalize_outputs, task_type, value, store)
+            except Exception as exc:  # a tool's failure becomes data: the attempt log
+                log.append(Attempt(model=model, backend=backend, ok=False,
+                                   error=describe_error(exc).partition(": ")[2][:500],
+                                   error_type=type(exc).__name__,
+                                   latency_s=round(time.monotonic() - t0, 4), at=at))
+                if isinstance(exc, LimitExceededError) and exc.setting == "max_run_s":
+                    stopped = exc
+                    break
+                delay = job.backoff_s * 2**attempt
+                if isinstance(exc, TRANSIENT_ERRORS) and attempt < job.retries:
+                    if delay >= remaining_s(job):
+                        stopped = run_time_limit(
+                            job, f"before retry {attempt + 1} of {model} could start")
+                        break
+                    emit({"type": "subtask", "id": job.id, "task": job.task, "event": "retry",
+                          "model": model, "error": describe_error(exc), "delay_s": delay})
+                    await asyncio.sleep(delay)
+                    continue
+                emit({"type": "subtask", "id": job.id, "task": job.task, "event": "model_failed",
+                      "model": model, "error": describe_error(exc)})
+                break
+            log.append(Attempt(model=model, backend=backend, ok=True,
+                               latency_s=round(time.monotonic() - t0, 4), at=at))
+            latency = round(time.monotonic() - started, 4)
+            emit({"type": "subtask", "id": job.id, "task": job.task, "event": "done",
+                  "model": model, "latency_s": latency})
+            return result(job, "done", model=model, backend=backend, outputs=outputs,
+                           attempts=len(log), attempt_log=log, latency_s=latency)
+        if stopped is not None:
+            break
+
+    last = log[-1] if log else None
+    tried = ", ".join(dict.fromkeys(f"{a.model} ({a.error_type})" for a in log if not a.ok))
+    if stopped is not None:
+        error = describe_error(stopped)
+    else:
+        error = f"{last.error_type}: {last.error}" if last else "no candidate model"
+    error += f" [tried: {tried}]" if tried else ""
+    _emit_end(job, emit, "failed", error)
+    return result(job, "failed", model=last.model if last else None,
+                   backend=last.backend if last else None, attempts=len(log),
+                   attempt_log=log, error=error,
+                   latency_s=round(time.monotonic() - started, 4))
+
+
