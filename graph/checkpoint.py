@@ -43,12 +43,15 @@ def serializer() -> JsonPlusSerializer:
 def register_state_types() -> None:
     """Declare this project's state models safe for langgraph's msgpack deserializer.
 
-    Our own checkpointers get :func:`serializer`. The LangGraph server builds its own
-    serializer, and langgraph-api (0.16) passes it no msgpack allowlist from
-    ``langgraph.json`` (langgraph issue #7695), so reading a thread's state there logs
-    "Deserializing unregistered type" for every nested model. These models are plain
+    Our own checkpointers get :func:`serializer`. For the LangGraph server,
+    ``langgraph.json`` declares the same types under
+    ``checkpointer.serde.allowed_msgpack_modules``, but langgraph-api (0.16.7) does not
+    give that list to the serializer that reads a thread's state (langgraph issue
+    #7695): without this patch the served graph logs "Deserializing unregistered type"
+    for every nested model (checked by ``tests/test_served.py``). These models are plain
     pydantic data with validation on construction, which is what langgraph's list of
     safe types holds; adding them there is the one hook the server's serializer sees.
+    Drop this once the server applies the declared list.
     """
     from langgraph.checkpoint.serde import _msgpack
 

@@ -1,0 +1,161 @@
+"""The house: one import name, every module importable on its own, public LangGraph
+APIs only, log redaction that leaves the logging module alone, and a wheel that holds
+every module."""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text())
+MAPPING: dict[str, str] = CONFIG["tool"]["setuptools"]["package-dir"]
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package as it installs: dotted name -> source file."""
+    found: dict[str, Path] = {}
+    for package, folder in MAPPING.items():
+        base = ROOT / folder
+        for path in base.rglob("*.py"):
+            parts = list(path.relative_to(base).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            name = ".".join([package, *parts])
+            found.setdefault(name, path)  # hugginggpt.graph is graph/, not hugginggpt/graph
+    return found
+
+
+MODULES = _modules()
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
+def test_every_module_imports_on_its_own(tmp_path):
+    """Each module in a fresh interpreter, from a folder outside the checkout: a cycle
+    or an import that only works after another one shows up here."""
+    runnable = sorted(m for m in MODULES if not m.endswith("__main__"))
+    assert len(runnable) > 70
+    script = textwrap.dedent("""
+        import importlib, subprocess, sys
+        failed = []
+        for name in sys.argv[1:]:
+            proc = subprocess.run([sys.executable, "-c", f"import {name}"],
+                                  capture_output=True, text=True)
+            if proc.returncode:
+                failed.append(f"{name}: {proc.stderr.strip().splitlines()[-1]}")
+        print("\\n".join(failed))
+        sys.exit(1 if failed else 0)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script, *runnable], cwd=tmp_path,
+                          env=_clean_env(), capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, "." * node.level + (node.module or "")))
+    return found
+
+
+def test_only_hugginggpt_imports_and_no_private_langgraph_api():
+    sources = [*MODULES.values(), *(ROOT / "tests").glob("*.py"),
+               *(ROOT / "benchmarks").glob("*.py"), *(ROOT / "scripts").glob("*.py")]
+    bad = [f"{path.relative_to(ROOT)}:{line}: {name}" for path in sources
+           for line, name in _imports(path)
+           if name.split(".")[0] in ("graph", "nodes", "tools") or name.startswith(".")
+           or name.startswith("langgraph._internal")]
+    assert not bad, bad
+
+
+def test_the_msgpack_allowlist_in_langgraph_json_is_the_state_types():
+    from hugginggpt.graph.state import STATE_TYPES
+
+    declared = json.loads((ROOT / "langgraph.json").read_text())
+    allowed = declared["checkpointer"]["serde"]["allowed_msgpack_modules"]
+    assert sorted(map(tuple, allowed)) == sorted((t.__module__, t.__name__) for t in STATE_TYPES)
+    assert declared["graphs"]["hugginggpt"] == "hugginggpt.graph.builder:graph"
+
+
+def test_logging_works_after_importing_the_graph_and_secrets_are_filtered(monkeypatch, caplog):
+    from hugginggpt import build_graph
+    from hugginggpt.tools.llm.client import _build
+    from hugginggpt.tools.llm.config import Endpoint
+    from hugginggpt.tools.redact import LOG_FILTER
+
+    build_graph()
+    _build(Endpoint(name="e", model="m", base_url="http://127.0.0.1:9/v1"), 5.0, 0)
+    assert logging.makeLogRecord({"msg": "hi"}).getMessage() == "hi"  # structlog does this
+    assert logging.getLogRecordFactory() is logging.LogRecord
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "s3cret-value-123")
+    caplog.set_level(logging.DEBUG)
+    for name in ("openai._base_client", "httpx", "hugginggpt"):
+        assert LOG_FILTER in logging.getLogger(name).filters
+        logging.getLogger(name).debug("sent %s and sk-abcdefghijklmnopqrstu", "s3cret-value-123")
+    assert caplog.messages == ["sent [redacted] and [redacted]"] * 3
+
+
+def test_a_users_graph_py_nodes_py_and_tools_package_do_not_collide(tmp_path):
+    """A LangGraph tutorial's layout beside the installed package."""
+    (tmp_path / "graph.py").write_text("def build_graph():\n    return 'the user graph'\n")
+    (tmp_path / "nodes.py").write_text("VALUE = 'the user nodes'\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "__init__.py").write_text("VALUE = 'the user tools'\n")
+    script = textwrap.dedent("""
+        import graph, nodes, tools
+        import hugginggpt
+        from hugginggpt import build_graph
+        compiled = build_graph()
+        assert graph.build_graph() == "the user graph", graph.__file__
+        assert nodes.VALUE == "the user nodes" and tools.VALUE == "the user tools"
+        assert "plan" in compiled.nodes
+        import hugginggpt.nodes.plan, hugginggpt.tools.experts.registry
+        print("ok")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=_clean_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps([{"id": 0, "task": "summarization", "dep": [],
+                                 "args": {"text": "a long story"}}]))
+    cli = Path(sys.executable).with_name("hugginggpt")
+    proc = subprocess.run([str(cli), "run", "Summarise it", "--dry-run", "--plan", str(plan),
+                           "--latency-scale", "0", "--json"], cwd=tmp_path, env=_clean_env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["status"] == "completed" and doc["results"]["0"]["status"] == "done"
+    assert (tmp_path / "hugginggpt-workspace" / "checkpoints.sqlite").is_file()
+
+
+@pytest.mark.timeout(600)
+def test_the_wheel_holds_every_module_and_data_file(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                           "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    [wheel] = tmp_path.glob("hugginggpt-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {name.replace(".", "/") + ("/__init__.py" if path.name == "__init__.py" else ".py")
+                for name, path in MODULES.items()}
+    assert expected <= names, sorted(expected - names)
+    for data in ("hugginggpt/tools/experts/catalog.json",
+                 "hugginggpt/nodes/planning/plan_bank.jsonl"):
+        assert data in names
+    assert not [n for n in names if n.split("/")[0] in ("graph", "nodes", "tools")]
