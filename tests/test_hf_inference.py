@@ -26,6 +26,7 @@ from hugginggpt.tools.experts import (
     find_tools,
     hf_inference,
 )
+from hugginggpt.tools.experts.hf_inference import tools as hf_tools
 from tests.conftest import run
 from tests.hf_stub import HFStubServer, Reply
 
@@ -337,7 +338,7 @@ def test_each_tool_maps_the_client_output(stub, tmp_path, name, args, reply, exp
     hf_inference.configure({"acme/model": stub.url_for("model")})
     stub.script("model", Reply(json=reply))
     kwargs = {k: files[v] if k in files else v for k, v in args.items()}
-    assert getattr(hf_inference, name)(model="acme/model", **kwargs) == expected
+    assert getattr(hf_tools, name)(model="acme/model", **kwargs) == expected
     assert len(stub.requests("model")) == 1
 
 
@@ -355,18 +356,18 @@ def test_media_outputs_become_artifacts(stub, tmp_path):
                 Reply(json=[{"label": "speech", "content-type": "audio/flac",
                              "blob": _b64(b"fLaC-stream")}]))
 
-    segmented = hf_inference.image_segmentation(photo, "acme/model", ctx)
+    segmented = hf_tools.image_segmentation(photo, "acme/model", ctx)
     assert segmented["segments"] == [{"label": "cat", "score": 0.9}]
     with Image.open(store.resolve(segmented["image"])) as image:
         assert image.getpixel((0, 0)) != (0, 0, 0)  # the segment is painted
-    edited = hf_inference.image_to_image(photo, "acme/model", ctx, text="bluer")
+    edited = hf_tools.image_to_image(photo, "acme/model", ctx, text="bluer")
     with Image.open(store.resolve(edited)) as image:
         assert image.convert("RGB").getpixel((0, 0)) == (0, 0, 255)
     assert stub.requests("model")[1].json["parameters"] == {"prompt": "bluer"}
-    speech = hf_inference.text_to_speech("hi", "acme/model", ctx)
+    speech = hf_tools.text_to_speech("hi", "acme/model", ctx)
     assert speech["kind"] == "audio" and speech["path"].endswith(".wav")
     assert store.resolve(speech).read_bytes() == _wav()
-    cleaned = hf_inference.audio_to_audio(photo, "acme/model", ctx)
+    cleaned = hf_tools.audio_to_audio(photo, "acme/model", ctx)
     assert store.resolve(cleaned).read_bytes() == b"fLaC-stream"
     assert cleaned["path"].endswith(".flac")
 
@@ -376,7 +377,7 @@ def test_task_the_endpoint_protocol_lacks_is_a_permanent_error(stub, tmp_path):
                       artifacts=ArtifactStore(tmp_path))
     hf_inference.configure({"acme/model": stub.url_for("model")})
     with pytest.raises(ToolExecutionError, match="not supported") as caught:
-        hf_inference.text_to_video("a cat", "acme/model", ctx)
+        hf_tools.text_to_video("a cat", "acme/model", ctx)
     assert not isinstance(caught.value, TransientToolError)
     assert stub.requests() == []
 
@@ -385,7 +386,7 @@ def test_offline_mode_is_a_permanent_error_with_its_reason(monkeypatch, stub):
     hf_inference.configure({"acme/sentiment": stub.url_for("acme--sentiment")})
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
     with pytest.raises(ToolExecutionError, match="offline mode") as caught:
-        hf_inference.text_classification("hi", "acme/sentiment")
+        hf_tools.text_classification("hi", "acme/sentiment")
     # the executor would retry either
     assert not isinstance(caught.value, (ConnectionError, TransientToolError))
     assert stub.requests() == []

@@ -1,0 +1,120 @@
+"""The hf-inference backend: Hugging Face models behind an HTTP endpoint.
+
+Three kinds of endpoint, all through :class:`huggingface_hub.InferenceClient`:
+
+- **Inference Providers**: a hub model id, routed by huggingface_hub to a provider
+  (``provider`` in :func:`configure`, huggingface_hub's ``"auto"`` when unset). The token
+  is huggingface_hub's own: ``HF_TOKEN`` or the one ``hf auth login`` saved.
+- **Dedicated Inference Endpoints** and **self-hosted TGI servers**: a model id mapped to
+  the endpoint's URL with :func:`configure`; the client posts to that exact URL.
+
+One tool per task type the installed client supports. Failures are typed: a model that
+is loading (503), rate limits (429), gateway errors, dropped connections and timeouts
+are :class:`~hugginggpt.tools.errors.TransientToolError` (the executor retries them with backoff);
+a missing model (404), a refused token (401/403) and rejected input (400/422) are
+:class:`~hugginggpt.tools.errors.ToolExecutionError` (the executor moves on to the next model).
+
+Nothing here reads the environment; whoever builds a run calls :func:`configure`.
+
+Two modules, the second importing the first: :mod:`.client` (the configuration, the
+client and its typed errors) and :mod:`.tools` (one adapter per task type). This package
+registers the adapters and re-exports the names other code uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from huggingface_hub import InferenceClient
+
+from hugginggpt.tools.experts.hf_inference.client import (
+    HF_INFERENCE_BACKEND,
+    HFInferenceConfig,
+    available,
+    configure,
+    current_config,
+)
+from hugginggpt.tools.experts.hf_inference.tools import (
+    audio_classification,
+    audio_to_audio,
+    automatic_speech_recognition,
+    conversational,
+    document_question_answering,
+    feature_extraction,
+    image_classification,
+    image_segmentation,
+    image_to_image,
+    image_to_text,
+    object_detection,
+    question_answering,
+    sentence_similarity,
+    summarization,
+    tabular_classification,
+    text_classification,
+    text_generation,
+    text_to_image,
+    text_to_speech,
+    text_to_video,
+    token_classification,
+    translation,
+    visual_question_answering,
+    zero_shot_classification,
+)
+from hugginggpt.tools.experts.registry import Tool, register_tool
+from hugginggpt.tools.redact import install_log_redaction
+
+__all__ = [
+    "HF_INFERENCE_BACKEND",
+    "HFInferenceConfig",
+    "configure",
+    "current_config",
+    "available",
+    "REGISTERED_TASKS",
+]
+
+
+_TOOLS: dict[str, tuple[Callable[..., Any], str]] = {
+    "text-classification": (text_classification, "text_classification"),
+    "zero-shot-classification": (zero_shot_classification, "zero_shot_classification"),
+    "token-classification": (token_classification, "token_classification"),
+    "summarization": (summarization, "summarization"),
+    "translation": (translation, "translation"),
+    "question-answering": (question_answering, "question_answering"),
+    "text-generation": (text_generation, "text_generation"),
+    "conversational": (conversational, "chat_completion"),
+    "sentence-similarity": (sentence_similarity, "sentence_similarity"),
+    "feature-extraction": (feature_extraction, "feature_extraction"),
+    "tabular-classification": (tabular_classification, "tabular_classification"),
+    "image-classification": (image_classification, "image_classification"),
+    "object-detection": (object_detection, "object_detection"),
+    "image-segmentation": (image_segmentation, "image_segmentation"),
+    "image-to-text": (image_to_text, "image_to_text"),
+    "image-to-image": (image_to_image, "image_to_image"),
+    "text-to-image": (text_to_image, "text_to_image"),
+    "text-to-video": (text_to_video, "text_to_video"),
+    "visual-question-answering": (visual_question_answering, "visual_question_answering"),
+    "document-question-answering": (document_question_answering, "document_question_answering"),
+    "text-to-speech": (text_to_speech, "text_to_speech"),
+    "automatic-speech-recognition": (automatic_speech_recognition, "automatic_speech_recognition"),
+    "audio-classification": (audio_classification, "audio_classification"),
+    "audio-to-audio": (audio_to_audio, "audio_to_audio"),
+}
+"""Task type -> (tool, the InferenceClient method it needs). No client method exists for
+depth-estimation or text2text-generation, so this backend does not offer them."""
+
+
+def _register() -> dict[str, Tool]:
+    return {
+        task: register_tool(fn, task, backend=HF_INFERENCE_BACKEND, available=available,
+                            name=f"{HF_INFERENCE_BACKEND}:{task}", risk="network")
+        for task, (fn, method) in _TOOLS.items()
+        if callable(getattr(InferenceClient, method, None))
+    }
+
+
+REGISTERED_TASKS: tuple[str, ...] = tuple(_register())
+"""The task types this backend serves with the installed huggingface_hub."""
+
+
+install_log_redaction()  # huggingface_hub's loggers carry request URLs and errors

@@ -1,0 +1,227 @@
+"""Where the hf-inference backend sends a request, and what its failures mean.
+
+The configuration (:func:`configure`, overridden per run by
+:func:`~hugginggpt.tools.experts.registry.backend_settings`), which token goes to which
+URL, and :func:`_call`: one request on a fresh
+:class:`huggingface_hub.InferenceClient`, its failures turned into this project's typed
+errors, so that the executor can tell a retry (transient) from a fallback to the next
+model (permanent). The adapters in :mod:`hugginggpt.tools.experts.hf_inference.tools`
+make every request through :func:`_call`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, TypeVar, cast
+from urllib.parse import urlsplit
+
+import httpx
+from huggingface_hub import InferenceClient, constants, get_token
+from huggingface_hub.errors import (
+    HfHubHTTPError,
+    OfflineModeIsEnabled,
+    OverloadedError,
+    TextGenerationError,
+)
+from huggingface_hub.errors import ValidationError as TGIValidationError
+
+from hugginggpt.tools.errors import ToolExecutionError, ToolTimeoutError, TransientToolError
+from hugginggpt.tools.experts.registry import backend_settings
+
+__all__ = [
+    "HF_INFERENCE_BACKEND",
+    "HFInferenceConfig",
+    "TRANSIENT_STATUSES",
+    "configure",
+    "current_config",
+    "available",
+]
+
+HF_INFERENCE_BACKEND = "hf-inference"
+
+T = TypeVar("T")
+
+_HF_HOSTS = (".huggingface.cloud", ".huggingface.co", "huggingface.co", ".hf.space")
+_NO_TOKEN = "no-token-for-third-party-endpoints"
+
+TRANSIENT_STATUSES = frozenset({408, 429, 502, 503, 504})
+"""HTTP statuses that may pass on their own: worth a retry on the same model."""
+
+
+@dataclass(frozen=True)
+class HFInferenceConfig:
+    """Where the backend sends requests.
+
+    Attributes:
+        endpoints: model id -> URL of a dedicated Inference Endpoint or TGI server.
+        provider: the Inference Provider for models without an endpoint URL (None:
+            huggingface_hub's default, ``"auto"``).
+        timeout_s: per-request timeout of the HTTP client, so that an abandoned call
+            frees its thread.
+    """
+
+    endpoints: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    provider: str | None = None
+    timeout_s: float = 60.0
+
+
+_config = HFInferenceConfig()
+
+
+def configure(
+    endpoints: Mapping[str, str] | None = None,
+    provider: str | None = None,
+    timeout_s: float = 60.0,
+) -> HFInferenceConfig:
+    """Replace the backend's configuration (process-wide) and return it.
+
+    Args:
+        endpoints: model id -> endpoint URL, for dedicated endpoints and TGI servers.
+        provider: the Inference Provider for hub model ids (``"hf-inference"``,
+            ``"together"``, ...); None lets huggingface_hub choose.
+        timeout_s: per-request timeout in seconds.
+    """
+    global _config
+    if timeout_s <= 0:
+        raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+    _config = HFInferenceConfig(
+        endpoints=MappingProxyType(dict(endpoints or {})), provider=provider, timeout_s=timeout_s
+    )
+    return _config
+
+
+def current_config() -> HFInferenceConfig:
+    """The configuration the tools use now: the process-wide one from :func:`configure`,
+    overridden by the current run's settings (``endpoints``, ``provider``, ``timeout_s``
+    from :func:`hugginggpt.tools.experts.registry.backend_settings`)."""
+    run = backend_settings(HF_INFERENCE_BACKEND)
+    if not run:
+        return _config
+    return HFInferenceConfig(
+        endpoints=MappingProxyType({**_config.endpoints, **run.get("endpoints", {})}),
+        provider=run.get("provider") or _config.provider,
+        timeout_s=float(run.get("timeout_s") or _config.timeout_s),
+    )
+
+
+def _token_for(url: str) -> str | None:
+    """The user's Hugging Face token goes only to Hugging Face hosts (None: the client's
+    default token); a third-party server gets a placeholder, never the user's token
+    (the client insists on sending some token)."""
+    host = urlsplit(url).hostname or ""
+    return None if host.endswith(_HF_HOSTS) else _NO_TOKEN
+
+
+def available(model: str) -> bool:
+    """Whether ``model`` can be called now, decided without a network call.
+
+    huggingface_hub in offline mode (``HF_HUB_OFFLINE``) refuses every request, even to
+    a local endpoint, so nothing is available then. Otherwise a model with an endpoint
+    URL is, and any hub model is when a token is present.
+    """
+    if constants.HF_HUB_OFFLINE:
+        return False
+    return model in current_config().endpoints or get_token() is not None
+
+
+# --- the client and its errors -----------------------------------------------------------
+
+
+def _target(model: str) -> str:
+    config = current_config()
+    url = config.endpoints.get(model)
+    return f"endpoint {url}" if url else f"{model} via provider {config.provider or 'auto'}"
+
+
+def _server_message(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text.strip()[:300]
+    if isinstance(body, dict):
+        error = body.get("error", body.get("message", body))
+        if isinstance(error, dict):
+            error = error.get("message", error)
+        message = "; ".join(map(str, error)) if isinstance(error, list) else str(error)
+        if (eta := body.get("estimated_time")) is not None:
+            message += f" (estimated time: {eta}s)"
+        return message[:300]
+    return str(body)[:300]
+
+
+def _http_error(status: int, message: str, model: str) -> ToolExecutionError:
+    where = _target(model)
+    detail = f": {message}" if message else ""
+    if status == 503:
+        return TransientToolError(f"{where} is unavailable or the model is loading (503){detail}")
+    if status == 429:
+        return TransientToolError(f"{where} is rate-limited (429){detail}")
+    if status in TRANSIENT_STATUSES:
+        return TransientToolError(f"{where} is temporarily unavailable (HTTP {status}){detail}")
+    if status == 404:
+        return ToolExecutionError(
+            f"model not found: {where} (404): the model does not exist or is not deployed "
+            f"there{detail}")
+    if status in (401, 403):
+        return ToolExecutionError(
+            f"not authorised for {where} (HTTP {status}): check HF_TOKEN and the model's "
+            f"access terms{detail}")
+    if status in (400, 413, 422):
+        return ToolExecutionError(f"bad input rejected by {where} (HTTP {status}){detail}")
+    return ToolExecutionError(f"{where} failed (HTTP {status}){detail}")
+
+
+def _translate(exc: Exception, model: str) -> ToolExecutionError | None:
+    """The typed error for a failure of the client, or None for an unexpected one."""
+    timeout = current_config().timeout_s
+    if isinstance(exc, OfflineModeIsEnabled):
+        return ToolExecutionError(
+            "huggingface_hub is in offline mode (HF_HUB_OFFLINE) and refuses every request, "
+            "even to a local endpoint")
+    if isinstance(exc, HfHubHTTPError) and exc.response is not None:
+        return _http_error(exc.response.status_code, _server_message(exc.response), model)
+    if isinstance(exc, TextGenerationError):  # TGI's typed errors
+        if isinstance(exc.__cause__, HfHubHTTPError) and exc.__cause__.response is not None:
+            return _http_error(exc.__cause__.response.status_code, str(exc), model)
+        if isinstance(exc, OverloadedError):
+            return TransientToolError(f"{_target(model)} is overloaded: {exc}")
+        if isinstance(exc, TGIValidationError):
+            return ToolExecutionError(f"bad input rejected by {_target(model)}: {exc}")
+        return ToolExecutionError(f"{_target(model)} failed to generate: {exc}")
+    if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
+        return ToolTimeoutError(f"{_target(model)} sent no reply within {timeout:g}s")
+    if isinstance(exc, httpx.TransportError):
+        return TransientToolError(f"cannot reach {_target(model)}: {type(exc).__name__}: {exc}")
+    if isinstance(exc, ValueError):  # the client's own checks and response parsing
+        return ToolExecutionError(f"{_target(model)}: invalid request or reply: {exc}")
+    return None
+
+
+@contextmanager
+def _typed_errors(model: str) -> Iterator[None]:
+    """Turn the client's failures into this project's typed errors."""
+    try:
+        yield
+    except Exception as exc:
+        typed = _translate(exc, model)
+        if typed is None:
+            raise
+        raise typed from exc
+
+
+def _call(model: str, run: Callable[[InferenceClient], T]) -> T:
+    """Run one request on a fresh client, closed afterwards (it keeps the responses it
+    streamed until then)."""
+    config = current_config()
+    url = config.endpoints.get(model)
+    with _typed_errors(model):
+        client = (
+            InferenceClient(model=url, timeout=config.timeout_s, token=_token_for(url)) if url
+            else InferenceClient(model=model, provider=cast(Any, config.provider),
+                                 timeout=config.timeout_s)
+        )
+        with client:
+            return run(client)
