@@ -2,16 +2,16 @@
 the load again?
 
 Every expert the executor runs loads something on its first call: the lite engines
-(``tools/lite.py``) load once per process through ``load_once``, and the local backend
-(``tools/local.py``) keeps loaded transformers pipelines in a per-process LRU. If that
-reuse works, a second request costs only the engine's own work, a small fraction of what
-the load cost. This script measures it, in one process, for each lite engine (RapidOCR
-on an image with rendered text that the script draws with PIL, VADER sentiment, summa
-TextRank summarization, langdetect, MiniLM sentence similarity, MiniLM zero-shot) and for
-a tiny random BERT text classifier on the local backend (built with
-``tests/tiny_models.py`` in a temporary folder, in a child process, so that building it
-warms nothing in the measuring process). Each tool is found and called the way the
-executor calls it: ``find_tools(task, model, [backend])``, then
+(``tools/experts/lite/``) load once per process through ``load_once``, and the local
+backend (``tools/experts/local/``) keeps loaded transformers pipelines in a per-process
+LRU (``tools/experts/local/models.py``). If that reuse works, a second request costs only
+the engine's own work, a small fraction of what the load cost. This script measures it,
+in one process, for each lite engine (RapidOCR on an image with rendered text that the
+script draws with PIL, VADER sentiment, summa TextRank summarization, langdetect, MiniLM
+sentence similarity, MiniLM zero-shot) and for a tiny random BERT text classifier on the
+local backend (built with ``tests/tiny_models.py`` in a temporary folder, in a child
+process, so that building it warms nothing in the measuring process). Each tool is found
+and called the way the executor calls it: ``find_tools(task, model, [backend])``, then
 ``tool.fn(**tool.call_kwargs(args, model, context))`` (here in the main thread, where the
 executor hops to its thread pool).
 
@@ -47,15 +47,15 @@ needs scipy, a quarter of a second that is not counted in its cold time here).
 Reuse is proven, not assumed: for a lite engine, the ``load_once`` wrapper's store must
 be empty before the cold call and hold exactly one object after the warm calls, the one
 the loader returns (identity); for the local model, a recording mock wrapped around the
-backend's uncached loader (``mock.patch.object(local, "_load_uncached", wraps=...)``)
-must count one call after the warm calls, the LRU must hold the model under one key, and
-``local.load`` must return the very pipeline the first call loaded. Every call's output
-is checked too, so a failing engine cannot pass for a fast one. A row is ``ok`` when its
-overhead is under the target and reuse is proven, else ``MISS``; the script exits with
-status 1 on any MISS. Timings are wall times: on a small machine shared with other work,
-a busy CPU inflates warm calls and can turn a row into a MISS (torch's intra-op threads
-suffer most: on 2 CPUs with one busy, a MiniLM call went from 10 ms to 500 ms), so the
-header prints the load average.
+backend's uncached loader (``mock.patch.object(local_models, "_load_uncached",
+wraps=...)``) must count one call after the warm calls, the LRU must hold the model under
+one key, and ``local_models.load`` must return the very pipeline the first call loaded.
+Every call's output is checked too, so a failing engine cannot pass for a fast one. A row
+is ``ok`` when its overhead is under the target and reuse is proven, else ``MISS``; the
+script exits with status 1 on any MISS. Timings are wall times: on a small machine shared
+with other work, a busy CPU inflates warm calls and can turn a row into a MISS (torch's
+intra-op threads suffer most: on 2 CPUs with one busy, a MiniLM call went from 10 ms to
+500 ms), so the header prints the load average.
 
 Usage: ``python benchmarks/models.py [--quick]`` (``--quick``: 3 warm calls per engine
 instead of 9).
@@ -79,6 +79,7 @@ from typing import Any
 from unittest import mock
 
 import hugginggpt.tools.experts.local as local
+import hugginggpt.tools.experts.local.models as local_models
 from hugginggpt.tools.artifacts import ArtifactStore
 from hugginggpt.tools.experts import lite
 from hugginggpt.tools.experts.registry import ToolContext, find_tools
@@ -157,14 +158,14 @@ def count_loads(uncached: mock.MagicMock, model_id: str) -> int:
 
 class CacheProbe:
     """Watches one local model: the load counter, the LRU's keys and the identity of
-    the cached pipeline (``local.load`` on a cached key returns it without loading)."""
+    the cached pipeline (``local_models.load`` on a cached key returns it without loading)."""
 
     def __init__(self, uncached: mock.MagicMock, task: str, model_id: str) -> None:
         self.uncached, self.task, self.model_id = uncached, task, model_id
         self.first: Any = None
 
     def _keys(self) -> list[tuple[str, str]]:
-        return [key for key in local.loaded_models() if key[1] == self.model_id]
+        return [key for key in local_models.loaded_models() if key[1] == self.model_id]
 
     def before_cold(self) -> None:
         if count_loads(self.uncached, self.model_id) or self._keys():
@@ -173,15 +174,15 @@ class CacheProbe:
     def after_cold(self) -> None:
         if (loads := count_loads(self.uncached, self.model_id)) != 1:
             raise RuntimeError(f"{self.model_id}: {loads} loads after the cold call")
-        self.first = local.load(self.task, self.model_id)
+        self.first = local_models.load(self.task, self.model_id)
 
     def reacquire(self) -> Any:
         """What a warm request does to get its pipeline (an LRU hit)."""
-        return local.load(self.task, self.model_id)
+        return local_models.load(self.task, self.model_id)
 
     def after_warm(self) -> tuple[bool, str]:
         loads, keys = count_loads(self.uncached, self.model_id), self._keys()
-        same = local.load(self.task, self.model_id) is self.first
+        same = local_models.load(self.task, self.model_id) is self.first
         ok = loads == 1 and keys == [(self.task, self.model_id)] and same
         return ok, f"{loads} load, LRU keys {[k[0] for k in keys]}, same pipeline: {same}"
 
@@ -278,7 +279,7 @@ def engines(workspace: Path, tiny_model: Path, uncached: mock.MagicMock) -> list
                 "labels": "sports, finance, politics"},
                lambda r: top_label(r) == "sports",
                LoaderProbe(lite.minilm, shared_with="MiniLM similarity")),
-        Engine("local tiny BERT", TINY_TASK, tiny, local.LOCAL_BACKEND,
+        Engine("local tiny BERT", TINY_TASK, tiny, local_models.LOCAL_BACKEND,
                {"text": "the movie was good"},
                lambda r: top_label(r) in {"NEGATIVE", "POSITIVE"},
                CacheProbe(uncached, TINY_TASK, tiny)),
@@ -300,7 +301,7 @@ def import_shared() -> list[tuple[str, float]]:
 
 def call_for(engine: Engine, store: ArtifactStore) -> Callable[[], Any]:
     """The registered tool, bound to the engine's input as the executor would call it."""
-    if engine.backend == local.LOCAL_BACKEND and not local.is_available(engine.model):
+    if engine.backend == local_models.LOCAL_BACKEND and not local.is_available(engine.model):
         raise RuntimeError(f"{engine.model} is not loadable from local files")
     found = find_tools(engine.task, engine.model, [engine.backend])
     if not found:
@@ -382,7 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     busy = os.getloadavg()[0]
 
     with (tempfile.TemporaryDirectory(prefix="hugginggpt-models-") as tmp,
-          mock.patch.object(local, "_load_uncached", wraps=local._load_uncached) as uncached):
+          mock.patch.object(local_models, "_load_uncached",
+                            wraps=local_models._load_uncached) as uncached):
         folder = Path(tmp)
         tiny_model = build_tiny_model(folder / "models")
         shared = import_shared()

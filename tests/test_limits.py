@@ -22,9 +22,9 @@ from hugginggpt.tools.experts import (
     ArtifactStore,
     LimitExceededError,
     TransientToolError,
-    local,
     register_tool,
 )
+from hugginggpt.tools.experts.local import models
 from hugginggpt.tools.fetch import DownloadBudget, FetchLimits, fetch_url
 from tests import tiny_models
 from tests.conftest import run
@@ -280,7 +280,7 @@ def live_models(monkeypatch: pytest.MonkeyPatch):
     collection), the one being loaded included: what memory really holds."""
     alive: list[weakref.ref[Any]] = []
     counts: list[int] = []
-    real = local._load_uncached
+    real = models._load_uncached
 
     def counting_load(task: str, model_id: str) -> Any:
         gc.collect()
@@ -289,11 +289,11 @@ def live_models(monkeypatch: pytest.MonkeyPatch):
         alive.append(weakref.ref(value))
         return value
 
-    monkeypatch.setattr(local, "_load_uncached", counting_load)
-    local.clear_loaded()
+    monkeypatch.setattr(models, "_load_uncached", counting_load)
+    models.clear_loaded()
     yield counts
-    local.clear_loaded()
-    local.set_max_loaded(local.DEFAULT_MAX_LOADED)
+    models.clear_loaded()
+    models.set_max_loaded(models.DEFAULT_MAX_LOADED)
 
 
 @pytest.mark.parametrize("limit", [1, 2])
@@ -317,8 +317,8 @@ def test_models_loaded_at_once_stay_within_the_run_limit(
         [r.error for r in out["results"].values()]
     assert len(live_models) >= 3  # every model was loaded at least once
     assert max(live_models) <= limit, live_models
-    assert local.peak_loaded() <= limit
-    assert len(local.loaded_models()) <= limit
+    assert models.peak_loaded() <= limit
+    assert len(models.loaded_models()) <= limit
 
 
 def test_model_limit_below_one_is_a_clear_error(compiled, make_context, three_tiny, tmp_path):

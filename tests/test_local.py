@@ -22,6 +22,7 @@ from PIL import Image
 
 import hugginggpt.tools.experts.local as local
 from hugginggpt.tools.experts import ArtifactStore, ModelCard, ToolExecutionError, registered_tools
+from hugginggpt.tools.experts.local import audio, models, text, vision
 from hugginggpt.tools.experts.registry import run_settings
 from tests import tiny_models
 from tests.conftest import run
@@ -47,10 +48,11 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.fixture(autouse=True)
 def quick_local(monkeypatch: pytest.MonkeyPatch):
     """Short generations, every detection reported, and the default LRU bound after."""
-    monkeypatch.setattr(local, "MAX_NEW_TOKENS", 8)
-    monkeypatch.setattr(local, "DETECTION_THRESHOLD", 0.0)
+    monkeypatch.setattr(text, "MAX_NEW_TOKENS", 8)  # read where the adapters look it up
+    monkeypatch.setattr(vision, "MAX_NEW_TOKENS", 8)
+    monkeypatch.setattr(vision, "DETECTION_THRESHOLD", 0.0)
     yield
-    local.set_max_loaded(local.DEFAULT_MAX_LOADED)
+    models.set_max_loaded(models.DEFAULT_MAX_LOADED)
 
 
 @pytest.fixture
@@ -199,7 +201,7 @@ def test_seq2seq_tasks_generate_with_the_model_class(
     assert results[3].status == "failed"
     assert "ToolExecutionError" in results[3].error and "tgt_lang" in results[3].error
     # the three tasks share one loaded model
-    assert [key for key in local.loaded_models() if key[1] == t5] == [("text2text-generation", t5)]
+    assert [key for key in models.loaded_models() if key[1] == t5] == [("text2text-generation", t5)]
 
 
 def _bundle(model_type: str, vocab: dict[str, int], **config: Any) -> Any:
@@ -208,11 +210,11 @@ def _bundle(model_type: str, vocab: dict[str, int], **config: Any) -> Any:
     tokenizer = SimpleNamespace(get_vocab=lambda: vocab, src_lang="en_XX")
     model = SimpleNamespace(config=SimpleNamespace(model_type=model_type, **config),
                             name_or_path="m")
-    return local._Bundle(model, tokenizer)
+    return models._Bundle(model, tokenizer)
 
 
 def test_translation_prompts_follow_the_model_family():
-    prompt = local._seq2seq_prompt
+    prompt = text._seq2seq_prompt
     t5_params = {"translation_en_to_de": {"prefix": "translate English to German: "},
                  "summarization": {"prefix": "summarize: "}}
     t5 = _bundle("t5", {}, task_specific_params=t5_params)
@@ -228,7 +230,7 @@ def test_translation_prompts_follow_the_model_family():
     assert prompt(marian, "translation", "hi", None, None) == ("hi", {})  # its one direction
     mbart = _bundle("mbart", {"fr_XX": 7, "de_DE": 8, "en_XX": 9})
     assert prompt(mbart, "translation", "hi", "fr", "en") == ("hi", {"forced_bos_token_id": 7})
-    assert local._language_code(" French ") == "fr" and local._language_code(None) is None
+    assert text._language_code(" French ") == "fr" and text._language_code(None) is None
 
 
 def test_vision_tasks_return_labels_and_image_files(
@@ -345,42 +347,42 @@ def test_broken_model_directory_fails_its_subtask_and_spares_siblings(
 
 
 def test_lru_keeps_the_most_recently_used_models(tiny):
-    local.clear_loaded()
-    local.set_max_loaded(3)
+    models.clear_loaded()
+    models.set_max_loaded(3)
     a = ("text-classification", tiny["text-classification"])
     b = ("token-classification", tiny["token-classification"])
     c = ("image-classification", tiny["image-classification"])
     d = ("audio-classification", tiny["audio-classification"])
-    first_a = local.load(*a)
-    local.load(*b)
-    local.load(*c)
-    assert local.load(*a) is first_a  # a hit, and a is now the most recent
-    local.load(*d)
-    assert local.loaded_models() == [c, a, d]  # b, the least recently used, was dropped
-    local.set_max_loaded(1)
-    assert local.loaded_models() == [d]
+    first_a = models.load(*a)
+    models.load(*b)
+    models.load(*c)
+    assert models.load(*a) is first_a  # a hit, and a is now the most recent
+    models.load(*d)
+    assert models.loaded_models() == [c, a, d]  # b, the least recently used, was dropped
+    models.set_max_loaded(1)
+    assert models.loaded_models() == [d]
     with pytest.raises(ValueError):
-        local.set_max_loaded(0)
+        models.set_max_loaded(0)
 
 
 def test_two_threads_asking_for_one_model_load_it_once(tiny, monkeypatch):
-    local.clear_loaded()
+    models.clear_loaded()
     loads: list[tuple[str, str]] = []
-    real = local._load_uncached
+    real = models._load_uncached
 
     def slow_counting_load(task: str, model_id: str) -> Any:
         loads.append((task, model_id))
         time.sleep(0.3)  # a wide window for the second thread to arrive mid-load
         return real(task, model_id)
 
-    monkeypatch.setattr(local, "_load_uncached", slow_counting_load)
+    monkeypatch.setattr(models, "_load_uncached", slow_counting_load)
     model = tiny["text-classification"]
     barrier = threading.Barrier(2)
     got: list[Any] = []
 
     def ask() -> None:
         barrier.wait()
-        got.append(local.load("text-classification", model))
+        got.append(models.load("text-classification", model))
 
     threads = [threading.Thread(target=ask) for _ in range(2)]
     for t in threads:
@@ -390,8 +392,8 @@ def test_two_threads_asking_for_one_model_load_it_once(tiny, monkeypatch):
     assert loads == [("text-classification", model)]
     assert len(got) == 2 and got[0] is got[1]
     # tasks that load a model the same way share the entry
-    local.load("feature-extraction", tiny["feature-extraction"])
-    local.load("sentence-similarity", tiny["feature-extraction"])
+    models.load("feature-extraction", tiny["feature-extraction"])
+    models.load("sentence-similarity", tiny["feature-extraction"])
     assert [m for _, m in loads].count(tiny["feature-extraction"]) == 1
 
 
@@ -403,8 +405,8 @@ def test_parallel_loads_leave_transformers_global_state_intact(tiny):
 
     tie_weights, init_weights, normal = (
         PreTrainedModel.tie_weights, PreTrainedModel.init_weights, torch.nn.init.normal_)
-    local.clear_loaded()
-    local.set_max_loaded(8)
+    models.clear_loaded()
+    models.set_max_loaded(8)
     names = ["text-classification", "token-classification", "question-answering",
              "image-classification", "seq2seq", "text-generation"]
     errors: list[BaseException] = []
@@ -412,12 +414,12 @@ def test_parallel_loads_leave_transformers_global_state_intact(tiny):
     def load(name: str) -> None:
         task = "summarization" if name == "seq2seq" else name
         try:
-            local.load(task, tiny[name])
+            models.load(task, tiny[name])
         except BaseException as exc:  # reported below
             errors.append(exc)
 
     for _ in range(3):  # without the lock, one round in two broke something here
-        local.clear_loaded()
+        models.clear_loaded()
         threads = [threading.Thread(target=load, args=(n,)) for n in names]
         for t in threads:
             t.start()
@@ -428,7 +430,7 @@ def test_parallel_loads_leave_transformers_global_state_intact(tiny):
     assert PreTrainedModel.init_weights is init_weights
     assert torch.nn.init.normal_ is normal
     assert torch.get_default_dtype() == torch.float32
-    local.clear_loaded()
+    models.clear_loaded()
 
 
 def test_failed_load_is_not_cached_and_names_the_model(tmp_path):
@@ -437,20 +439,20 @@ def test_failed_load_is_not_cached_and_names_the_model(tmp_path):
     (empty / "config.json").write_text("{not json")
     for _ in range(2):  # tried again on the next call, not remembered as loaded
         with pytest.raises(ToolExecutionError, match="cannot load .*no-weights"):
-            local.load("image-classification", str(empty))
-    assert ("image-classification", str(empty)) not in local.loaded_models()
+            models.load("image-classification", str(empty))
+    assert ("image-classification", str(empty)) not in models.loaded_models()
 
 
 def test_out_of_memory_becomes_a_tool_error(monkeypatch, tiny):
-    local.clear_loaded()
+    models.clear_loaded()
 
     def exhausted(text: str, **kwargs: Any) -> Any:
         raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
 
-    monkeypatch.setattr(local, "_load_uncached", lambda task, model_id: exhausted)
+    monkeypatch.setattr(models, "_load_uncached", lambda task, model_id: exhausted)
     with pytest.raises(ToolExecutionError, match="out of memory running"):
-        local.text_classification("hi", tiny["text-classification"])
-    local.clear_loaded()
+        text.text_classification("hi", tiny["text-classification"])
+    models.clear_loaded()
 
 
 # ---------------------------------------------------------------------------- availability, safety
@@ -486,7 +488,7 @@ def test_is_available_only_for_local_files_and_never_downloads(tiny, tmp_path, m
     assert local.is_available("someone/cached-model")
     assert connects == []
 
-    local_tools = [t for t in registered_tools() if t.backend == local.LOCAL_BACKEND]
+    local_tools = [t for t in registered_tools() if t.backend == models.LOCAL_BACKEND]
     assert {t.task for t in local_tools} == set(local.TOOLS)
     assert all(t.available is local.is_available and t.models is None for t in local_tools)
 
@@ -508,10 +510,10 @@ def test_trust_remote_code_only_when_the_card_allows_it(monkeypatch, tiny, tmp_p
     monkeypatch.setattr(transformers.AutoModelForSeq2SeqLM, "from_pretrained",
                         fake_from_pretrained)
     model = tiny["text-classification"]
-    local.clear_loaded()
-    local.load("text-classification", model)
+    models.clear_loaded()
+    models.load("text-classification", model)
     with pytest.raises(ToolExecutionError, match="stop here"):
-        local.load("summarization", model)
+        models.load("summarization", model)
     assert [kw["trust_remote_code"] for kw in seen] == [False, False]
     assert seen[1]["local_files_only"] is True
 
@@ -519,24 +521,24 @@ def test_trust_remote_code_only_when_the_card_allows_it(monkeypatch, tiny, tmp_p
     allowing = tmp_path / "allowing.json"
     allowing.write_text(json.dumps({"version": 1, "models": [ModelCard(
         id=model, task="text-classification", trust_remote_code=True).model_dump()]}))
-    local.clear_loaded()
+    models.clear_loaded()
     with run_settings({"local": {"catalog": str(allowing)}}):
-        local.load("text-classification", model)
+        models.load("text-classification", model)
     assert seen[-1]["trust_remote_code"] is True
-    local.clear_loaded()
-    device, dtype = local.device_and_dtype()
+    models.clear_loaded()
+    device, dtype = models.device_and_dtype()
     assert (device, str(dtype)) == ("cpu", "torch.float32") or device == "cuda"
     assert seen[0]["dtype"] is dtype
 
 
 def test_read_wav_mixes_to_mono_and_scales(tmp_path):
     path = _write_wav(tmp_path / "s24.wav", rate=22050, seconds=0.5, channels=2, width=3)
-    samples, rate = local.read_wav(path)
+    samples, rate = audio.read_wav(path)
     assert rate == 22050 and samples.dtype == np.float32
     assert samples.shape == (11025,)
     assert 0.45 < float(np.abs(samples).max()) <= 0.5001
-    resampled = local._resample(samples, rate, 16000)
+    resampled = audio._resample(samples, rate, 16000)
     assert resampled.shape == (8000,)
     (tmp_path / "not.wav").write_bytes(b"ID3 this is an mp3")
     with pytest.raises(ToolExecutionError, match="PCM WAV only"):
-        local.read_wav(tmp_path / "not.wav")
+        audio.read_wav(tmp_path / "not.wav")

@@ -1,0 +1,133 @@
+"""The local backend: Hugging Face models run with transformers on this machine.
+
+Where transformers 5 still has a pipeline for a task, the tool uses it; for the tasks
+whose pipelines it removed (summarization, translation, text2text generation, question
+answering, visual question answering) and for image captioning (its pipeline became the
+chat-style ``image-text-to-text``), the tool loads the model class and calls it or its
+``generate`` directly.
+
+Models load lazily, on the first call that needs them, and only from local files: a
+model directory, or a hub id whose files are already in the Hugging Face cache. Nothing
+is downloaded. Loaded models stay in a small per-process LRU (see
+:func:`set_max_loaded`; a run's ``max_loaded_models``) keyed by (task, model id); the
+bound counts models being loaded and models in use, so memory never holds more; two
+subtasks asking for the same model wait for one load. Code shipped with a model runs only
+when its catalog card says ``trust_remote_code``. Importing this module imports neither
+torch nor transformers.
+
+The package is split along its seams, so that each part can be read on its own:
+:mod:`.cache` is the LRU itself, :mod:`.models` loads and runs models through it,
+:mod:`.audio` reads WAV input, :mod:`.outputs` holds the bounds every adapter shares, and
+:mod:`.text`, :mod:`.vision` and :mod:`.speech` are the adapters by modality. This module
+says which models are available, registers the adapters as the backend's tools and
+re-exports the backend's public names. Imports go one way only: this module -> the
+adapters -> :mod:`.models` (-> :mod:`.cache`), :mod:`.audio` and :mod:`.outputs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hugginggpt.tools.experts.local.audio import read_wav
+from hugginggpt.tools.experts.local.models import (
+    DEFAULT_MAX_LOADED,
+    LOAD_LOCK,
+    LOCAL_BACKEND,
+    clear_loaded,
+    device_and_dtype,
+    load,
+    loaded_models,
+    peak_loaded,
+    set_max_loaded,
+)
+from hugginggpt.tools.experts.local.speech import (
+    audio_classification,
+    automatic_speech_recognition,
+    text_to_speech,
+)
+from hugginggpt.tools.experts.local.text import (
+    conversational,
+    feature_extraction,
+    question_answering,
+    sentence_similarity,
+    summarization,
+    text2text_generation,
+    text_classification,
+    text_generation,
+    token_classification,
+    translation,
+    zero_shot_classification,
+)
+from hugginggpt.tools.experts.local.vision import (
+    depth_estimation,
+    image_classification,
+    image_segmentation,
+    image_to_text,
+    object_detection,
+    visual_question_answering,
+)
+from hugginggpt.tools.experts.registry import register_tool
+
+__all__ = [
+    "LOCAL_BACKEND",
+    "LOAD_LOCK",
+    "DEFAULT_MAX_LOADED",
+    "is_available",
+    "set_max_loaded",
+    "loaded_models",
+    "peak_loaded",
+    "clear_loaded",
+    "load",
+    "device_and_dtype",
+    "read_wav",
+]
+
+
+# ----------------------------------------------------------------------------- availability
+
+
+def is_available(model_id: str) -> bool:
+    """Whether ``model_id`` can load here without a download: a local directory with a
+    ``config.json``, or a hub id whose ``config.json`` is in the Hugging Face cache."""
+    path = Path(model_id).expanduser()
+    if path.is_dir():
+        return (path / "config.json").is_file()
+    if path.is_absolute() or model_id.startswith((".", "~")) or model_id.count("/") > 1:
+        return False
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        found = try_to_load_from_cache(model_id, "config.json")
+    except ValueError:  # not a valid repo id (HFValidationError)
+        return False
+    return isinstance(found, str)
+
+
+TOOLS: dict[str, Callable[..., Any]] = {
+    "text-classification": text_classification,
+    "zero-shot-classification": zero_shot_classification,
+    "token-classification": token_classification,
+    "text-generation": text_generation,
+    "conversational": conversational,
+    "feature-extraction": feature_extraction,
+    "sentence-similarity": sentence_similarity,
+    "summarization": summarization,
+    "translation": translation,
+    "text2text-generation": text2text_generation,
+    "question-answering": question_answering,
+    "image-classification": image_classification,
+    "object-detection": object_detection,
+    "image-segmentation": image_segmentation,
+    "depth-estimation": depth_estimation,
+    "image-to-text": image_to_text,
+    "visual-question-answering": visual_question_answering,
+    "automatic-speech-recognition": automatic_speech_recognition,
+    "audio-classification": audio_classification,
+    "text-to-speech": text_to_speech,
+}
+"""Every task type this backend runs, and its tool."""
+
+for _task, _fn in TOOLS.items():
+    register_tool(_fn, _task, backend=LOCAL_BACKEND, available=is_available)

@@ -1,0 +1,261 @@
+"""Loading and running the local backend's models, through one per-process cache.
+
+Models load lazily and only from local files (a model directory, or a hub id already in
+the Hugging Face cache): a pipeline where transformers 5 still has one for the task, else
+the model's auto class with its tokenizer or processor (a :class:`_Bundle`). Code shipped
+with a model runs only when the run's catalog card says ``trust_remote_code``. Every load
+goes through :data:`_CACHE`, bounded by the run's ``max_loaded_models``, and holds
+:data:`LOAD_LOCK`; :func:`_running` is how an adapter uses a model: held exclusively, never
+dropped meanwhile, memory errors turned into tool errors. Importing this module imports
+neither torch nor transformers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hugginggpt.tools.errors import ToolExecutionError
+from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+from hugginggpt.tools.experts.local.cache import _Entry, _ModelCache
+from hugginggpt.tools.experts.registry import backend_settings
+from hugginggpt.tools.threads import MODEL_LOAD_LOCK
+
+__all__ = [
+    "LOCAL_BACKEND",
+    "LOAD_LOCK",
+    "DEFAULT_MAX_LOADED",
+    "set_max_loaded",
+    "loaded_models",
+    "peak_loaded",
+    "clear_loaded",
+    "load",
+    "device_and_dtype",
+]
+
+LOCAL_BACKEND = "local"
+"""The backend's name: its tools register under it and its run settings are keyed by it."""
+DEFAULT_MAX_LOADED = 3
+_SEQ2SEQ_TASKS = ("summarization", "translation", "text2text-generation")
+_PIPELINE_TASKS = {
+    "text-classification": "text-classification",
+    "zero-shot-classification": "zero-shot-classification",
+    "token-classification": "token-classification",
+    "text-generation": "text-generation",
+    "conversational": "text-generation",
+    "feature-extraction": "feature-extraction",
+    "sentence-similarity": "feature-extraction",
+    "image-classification": "image-classification",
+    "object-detection": "object-detection",
+    "image-segmentation": "image-segmentation",
+    "depth-estimation": "depth-estimation",
+    "automatic-speech-recognition": "automatic-speech-recognition",
+    "audio-classification": "audio-classification",
+    "text-to-speech": "text-to-audio",
+}
+"""Our task type -> the transformers 5 pipeline that runs it."""
+_MODEL_CLASSES = {
+    **dict.fromkeys(_SEQ2SEQ_TASKS, "AutoModelForSeq2SeqLM"),
+    "question-answering": "AutoModelForQuestionAnswering",
+    "image-to-text": "AutoModelForImageTextToText",
+    "visual-question-answering": "AutoModelForVisualQuestionAnswering",
+}
+"""Our task type -> the transformers auto class that loads its model, for the rest."""
+
+
+# ----------------------------------------------------------------------------- the cache
+
+
+_CACHE = _ModelCache(DEFAULT_MAX_LOADED)
+
+LOAD_LOCK = MODEL_LOAD_LOCK
+"""Held while any model loads, by every backend (see
+:data:`hugginggpt.tools.threads.MODEL_LOAD_LOCK`)."""
+
+
+def set_max_loaded(n: int) -> None:
+    """How many models may stay loaded at once (least recently used ones are dropped).
+
+    A run sets it with ``max_loaded_models`` (the local backend's ``max_loaded``
+    setting), applied when the run loads a model.
+    """
+    if n < 1:
+        raise ValueError("at least one model must fit")
+    _CACHE.resize(n)
+
+
+def loaded_models() -> list[tuple[str, str]]:
+    """The (task, model id) pairs loaded now, least recently used first."""
+    return _CACHE.keys()
+
+
+def peak_loaded() -> int:
+    """The most models held at once (cached or loading) since :func:`clear_loaded`."""
+    return _CACHE.peak
+
+
+def clear_loaded() -> None:
+    """Drop every loaded model that no call is using."""
+    _CACHE.clear()
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def device_and_dtype() -> tuple[str, Any]:
+    """CUDA with bfloat16 (float16 where bf16 is unsupported) if there is a GPU, else the
+    CPU with float32."""
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda", torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return "cpu", torch.float32
+
+
+def _local_path(model_id: str) -> str:
+    """The directory holding the model's files: the id itself when it is a directory,
+    else its snapshot in the Hugging Face cache (never downloaded)."""
+    if Path(model_id).expanduser().is_dir():
+        return str(Path(model_id).expanduser())
+    from huggingface_hub import snapshot_download
+
+    return str(snapshot_download(model_id, local_files_only=True))
+
+
+def _trust_remote_code(task: str, model_id: str) -> bool:
+    """Only what the run's catalog card allows (the shipped catalog outside a run)."""
+    catalog = backend_settings(LOCAL_BACKEND).get("catalog") or DEFAULT_CATALOG
+    card = load_catalog(catalog).get(task, model_id)
+    return bool(card and card.trust_remote_code)
+
+
+@dataclass
+class _Bundle:
+    """A model loaded by its class, for tasks whose pipelines transformers 5 removed."""
+
+    model: Any
+    tokenizer: Any
+    processor: Any = None
+
+
+def _load_key(task: str) -> str:
+    """Tasks that load a model the same way share cache entries."""
+    if task in _SEQ2SEQ_TASKS:
+        return "text2text-generation"
+    return _PIPELINE_TASKS.get(task, task)
+
+
+def _load_uncached(task: str, model_id: str) -> Any:
+    """Load what ``task`` needs for ``model_id`` from local files only."""
+    device, dtype = device_and_dtype()
+    trust = _trust_remote_code(task, model_id)
+    path = _local_path(model_id)
+    import transformers as tf
+
+    if task in _PIPELINE_TASKS:
+        # A local directory: the pipeline reads files only (it forwards a
+        # ``local_files_only`` argument to pipeline classes that reject it).
+        make_pipeline: Callable[..., Any] = tf.pipeline
+        return make_pipeline(_PIPELINE_TASKS[task], model=path, device=device, dtype=dtype,
+                             trust_remote_code=trust)
+
+    if task not in _MODEL_CLASSES:
+        raise ToolExecutionError(f"the local backend does not run {task}")
+    options: dict[str, Any] = {"local_files_only": True, "trust_remote_code": trust}
+    auto_class = getattr(tf, _MODEL_CLASSES[task])
+    model: Any = auto_class.from_pretrained(path, dtype=dtype, **options)
+    model = model.to(device).eval()
+    if task == "visual-question-answering":  # a processor takes the image and the question
+        processor = tf.AutoProcessor.from_pretrained(path, **options)
+        return _Bundle(model, getattr(processor, "tokenizer", None), processor)
+    tokenizer = tf.AutoTokenizer.from_pretrained(path, **options)
+    if task == "image-to-text":
+        return _Bundle(model, tokenizer, tf.AutoImageProcessor.from_pretrained(path, **options))
+    return _Bundle(model, tokenizer)
+
+
+def load(task: str, model_id: str) -> Any:
+    """The loaded model (a pipeline, or a tokenizer/processor and model) for ``task``.
+
+    Raises:
+        ToolExecutionError: the model cannot be loaded from local files; the message
+            names the model and says why.
+    """
+    return _entry(task, model_id).value
+
+
+def _entry(task: str, model_id: str, use: bool = False) -> _Entry:
+    def loader() -> Any:
+        try:
+            with LOAD_LOCK:
+                return _load_uncached(task, model_id)
+        except ToolExecutionError:
+            raise
+        except Exception as exc:  # any loading failure (out of memory too) is said plainly
+            raise ToolExecutionError(
+                f"cannot load {model_id!r} for {task} from local files: "
+                f"{type(exc).__name__}: {_gist(exc)}"
+            ) from exc
+
+    return _CACHE.get((_load_key(task), model_id), loader, _run_limit(), use)
+
+
+def _run_limit() -> int | None:
+    """The run's ``max_loaded_models`` (None outside a run: the current bound)."""
+    limit = backend_settings(LOCAL_BACKEND).get("max_loaded")
+    if limit is None:
+        return None
+    if int(limit) < 1:
+        raise ToolExecutionError(
+            f"max_loaded_models is {limit}: at least one model must fit; set "
+            "--max-loaded-models or HUGGINGGPT_MAX_LOADED_MODELS to 1 or more")
+    return int(limit)
+
+
+@contextmanager
+def _running(task: str, model_id: str) -> Iterator[Any]:
+    """The loaded model, held exclusively while it runs (and never dropped meanwhile);
+    memory errors become tool errors."""
+    entry = _entry(task, model_id, use=True)
+    try:
+        with entry.lock, _out_of_memory_as_error(task, model_id):
+            import torch
+
+            with torch.inference_mode():
+                yield entry.value
+    finally:
+        _CACHE.release(entry)
+
+
+@contextmanager
+def _out_of_memory_as_error(task: str, model_id: str) -> Iterator[None]:
+    try:
+        yield
+    except MemoryError as exc:
+        raise ToolExecutionError(f"out of memory running {model_id!r} for {task}") from exc
+    except RuntimeError as exc:  # torch.OutOfMemoryError and CPU allocator failures
+        text = str(exc).lower()
+        if "out of memory" in text or "can't allocate memory" in text:
+            raise ToolExecutionError(
+                f"out of memory running {model_id!r} for {task}: {_gist(exc)}"
+            ) from exc
+        raise
+
+
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): .+")
+
+
+def _gist(exc: BaseException) -> str:
+    """The gist of an error: the underlying errors when the message embeds tracebacks
+    (as the pipeline's "Could not load model ..." does), else its first line."""
+    text = str(exc).strip()
+    if not text:
+        return type(exc).__name__
+    causes = [line for line in text.splitlines() if _ERROR_LINE.match(line)]
+    gist = "; ".join(dict.fromkeys(causes)) if causes else text.splitlines()[0]
+    return gist[:400]
+
