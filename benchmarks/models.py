@@ -33,7 +33,7 @@ The two MiniLM tools share one engine (``lite.minilm()``): sentence similarity r
 first and loads it, and zero-shot's first call finds it loaded. Zero-shot's overhead is
 therefore its warm time over the MiniLM load measured on the similarity row (its own
 cold and warm are printed too, and its cold staying close to its warm is itself the
-evidence of reuse). langdetect runs before summa because ``lite.summarize`` detects the
+evidence of reuse). langdetect runs before summa because the summary tool detects the
 language first: otherwise summa's cold would include loading langdetect's profiles.
 
 Shared imports: torch, transformers and sentence-transformers take seconds to import and
@@ -81,7 +81,7 @@ from unittest import mock
 import hugginggpt.tools.experts.local as local
 import hugginggpt.tools.experts.local.models as local_models
 from hugginggpt.tools.artifacts import ArtifactStore
-from hugginggpt.tools.experts import lite
+from hugginggpt.tools.experts.lite import engines as lite
 from hugginggpt.tools.experts.registry import ToolContext, find_tools
 
 TARGET = 0.05
