@@ -2,7 +2,12 @@
 
 The public Python API::
 
-    from hugginggpt import build_graph, Context, open_checkpointer, tool
+    import hugginggpt
+
+    result = hugginggpt.run("Summarise this: ...", backend="lite")   # or await arun(...)
+    print(result.status, result.response, result.artifacts)
+
+    from hugginggpt import build_graph, Context, open_checkpointer, tool   # the parts
 
 Names are imported on first use (PEP 562), so ``import hugginggpt`` stays cheap and a
 module deep in the package can be imported without building the graph.
@@ -14,6 +19,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from hugginggpt.api import RunResult, aresume, arun, resume, run
     from hugginggpt.graph.builder import build_graph, graph
     from hugginggpt.graph.checkpoint import aopen_checkpointer, open_checkpointer
     from hugginggpt.graph.context import Context
@@ -21,6 +27,11 @@ if TYPE_CHECKING:
     from hugginggpt.tools.experts.registry import ToolContext, register_tool, tool
 
 _EXPORTS = {
+    "run": "hugginggpt.api",
+    "arun": "hugginggpt.api",
+    "resume": "hugginggpt.api",
+    "aresume": "hugginggpt.api",
+    "RunResult": "hugginggpt.api",
     "build_graph": "hugginggpt.graph.builder",
     "graph": "hugginggpt.graph.builder",
     "Context": "hugginggpt.graph.context",
@@ -36,15 +47,20 @@ _EXPORTS = {
 
 __all__ = [
     "Context",
+    "RunResult",
     "InputState",
     "OutputState",
     "State",
     "ToolContext",
     "aopen_checkpointer",
+    "aresume",
+    "arun",
     "build_graph",
     "graph",
     "open_checkpointer",
     "register_tool",
+    "resume",
+    "run",
     "tool",
 ]
 

@@ -1,4 +1,9 @@
-"""The four stages of HuggingGPT, one module each: plan, select, execute, respond."""
+"""The stages, one module each: HuggingGPT's four (plan, select, execute, respond) plus
+the human approval between selection and execution and the abort that ends a run that
+cannot go on. Each is a plain function of the state (and the run's context) that
+returns an update; their helpers sit beside them (``planning/``, ``execution/``,
+``ranking``, ``demand``, ``prompts``).
+"""
 
 from hugginggpt.nodes.approve import approve
 from hugginggpt.nodes.execute import aexecute, execute

@@ -27,7 +27,6 @@ from hugginggpt.nodes.prompts import (
     PLANNER_REPAIR,
     PLANNER_SYSTEM,
     PLANNER_USER,
-    clip,
 )
 from hugginggpt.tools.errors import LLMNotConfiguredError
 from hugginggpt.tools.experts.tasks import task_types
@@ -36,6 +35,7 @@ from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, has_llm
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import reply_text
+from hugginggpt.tools.text import clip
 
 __all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 __all__ = [
-    "clip",
     "PLANNER_SYSTEM",
     "PLANNER_USER",
     "PLANNER_REPAIR",
@@ -81,8 +80,3 @@ Request: {request}
 Results:
 {results}"""
 
-
-def clip(text: str, limit: int) -> str:
-    """Text for a prompt, cut to ``limit`` characters (saying so): earlier answers and
-    plan arguments may be long, and a prompt carries context, not contents."""
-    return text if len(text) <= limit else text[:limit] + " ...(truncated)"

@@ -17,13 +17,14 @@ from langgraph.runtime import Runtime
 from hugginggpt.graph.context import Context, context_of
 from hugginggpt.graph.state import ChatTurn, State
 from hugginggpt.nodes.demand import predicted_tokens, tier_needed
-from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER, clip
+from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
 from hugginggpt.tools.artifacts import is_artifact_ref
 from hugginggpt.tools.errors import LLMNotConfiguredError
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import reply_text
+from hugginggpt.tools.text import clip
 
 __all__ = ["respond", "abort", "results_digest", "template_response"]
 

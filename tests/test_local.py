@@ -24,6 +24,7 @@ import hugginggpt.tools.experts.local as local
 from hugginggpt.tools.experts import ArtifactStore, ModelCard, ToolExecutionError, registered_tools
 from hugginggpt.tools.experts.local import audio, models, text, vision
 from hugginggpt.tools.experts.registry import run_settings
+from hugginggpt.tools.languages import code_of
 from tests import tiny_models
 from tests.conftest import run
 
@@ -230,7 +231,7 @@ def test_translation_prompts_follow_the_model_family():
     assert prompt(marian, "translation", "hi", None, None) == ("hi", {})  # its one direction
     mbart = _bundle("mbart", {"fr_XX": 7, "de_DE": 8, "en_XX": 9})
     assert prompt(mbart, "translation", "hi", "fr", "en") == ("hi", {"forced_bos_token_id": 7})
-    assert text._language_code(" French ") == "fr" and text._language_code(None) is None
+    assert code_of(" French ") == "fr" and code_of(None) is None
 
 
 def test_vision_tasks_return_labels_and_image_files(

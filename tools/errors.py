@@ -16,7 +16,6 @@ __all__ = [
     "ToolOutputError",
     "ArgumentError",
     "LimitExceededError",
-    "NoModelAvailableError",
     "LLMNotConfiguredError",
     "LLMCallError",
     "LLMBudgetError",
@@ -72,10 +71,6 @@ class LimitExceededError(HuggingGPTError):
         super().__init__(
             f"{what} (limit {setting}={value:g}{unit}; raise it with {how})"
         )
-
-
-class NoModelAvailableError(HuggingGPTError):
-    """No model in the catalog can run a task type on the enabled backends."""
 
 
 class LLMNotConfiguredError(HuggingGPTError):

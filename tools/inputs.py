@@ -21,19 +21,14 @@ from pathlib import Path
 
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.kinds import is_url
+from hugginggpt.tools.text import clip
 
-__all__ = ["MAX_PATH_CHARS", "resolve_input_file", "clip"]
+__all__ = ["MAX_PATH_CHARS", "resolve_input_file"]
 
 MAX_PATH_CHARS = 4096
 """Longer file arguments are refused before they reach the file system (Linux PATH_MAX)."""
 
 _MB = 1024 * 1024
-
-
-def clip(value: str, limit: int = 80) -> str:
-    """``repr`` of a value cut to ``limit`` characters, for error messages."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 4] + "...'"
 
 
 @dataclass(frozen=True)
@@ -90,7 +85,7 @@ def resolve_input_file(
             or is larger than ``max_bytes``; the message says what to do instead.
     """
     root = Path(workspace).resolve()
-    shown = clip(value)
+    shown = clip(repr(value), 80)
     if not value.strip():
         raise ArgumentError("an empty file name was refused: name a file in the workspace "
                             "or an attached file")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from hugginggpt.tools.kinds import DATA_KINDS, is_url, kind_of_literal
+from hugginggpt.tools.languages import BY_NAME
 
 __all__ = ["QUOTE_RE", "FILE_RE", "LANGUAGES", "RequestFacts", "read_request",
            "request_shape", "split_clauses", "unquote_files", "url_kind"]
@@ -54,14 +55,8 @@ def request_shape(request: str) -> str:
     return " ".join(shape.split())
 
 
-LANGUAGES = {
-    "english": "en", "french": "fr", "german": "de", "spanish": "es", "italian": "it",
-    "portuguese": "pt", "dutch": "nl", "russian": "ru", "chinese": "zh", "mandarin": "zh",
-    "japanese": "ja", "korean": "ko", "arabic": "ar", "hindi": "hi", "turkish": "tr",
-    "polish": "pl", "swedish": "sv", "danish": "da", "norwegian": "no", "finnish": "fi",
-    "romanian": "ro", "greek": "el", "czech": "cs", "ukrainian": "uk", "vietnamese": "vi",
-    "indonesian": "id", "hebrew": "he", "hungarian": "hu", "thai": "th", "catalan": "ca",
-}
+LANGUAGES = BY_NAME
+"""Language names a request may use ("into French") -> code."""
 _TARGET_RE = re.compile(
     r"\b(?:to|into|in)\s+(" + "|".join(LANGUAGES) + r")\b", re.IGNORECASE)
 _LABELS_RE = re.compile(

@@ -17,6 +17,7 @@ from hugginggpt.graph.state import Subtask
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
 from hugginggpt.tools.kinds import generated_ref, is_url, kind_of_literal
 from hugginggpt.tools.llm.replies import json_candidates
+from hugginggpt.tools.text import clip
 
 __all__ = [
     "PlanParseError", "parse_plan_text", "plan_items", "validate_plan", "MAX_ARG_CHARS",
@@ -109,11 +110,6 @@ def _find_cycle(deps: dict[int, list[int]]) -> list[int] | None:
     return None
 
 
-def _clip(value: object, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 4] + "...'"
-
-
 def validate_plan(
     items: list[Any], *, max_subtasks: int, max_arg_chars: int = MAX_ARG_CHARS
 ) -> tuple[list[Subtask], list[str]]:
@@ -137,7 +133,7 @@ def validate_plan(
     subtasks: list[Subtask] = []
     for position, item in enumerate(items):
         if not isinstance(item, dict):
-            problems.append(f"subtask #{position} is not an object: {_clip(item, 80)}")
+            problems.append(f"subtask #{position} is not an object: {clip(repr(item), 80)}")
             continue
         try:
             subtasks.append(Subtask.model_validate(item))
@@ -156,7 +152,7 @@ def validate_plan(
         task_type = get_task_type(st.task)
         if task_type is None:
             problems.append(
-                f"subtask {st.id}: unknown task type {_clip(st.task)} (known: {known})")
+                f"subtask {st.id}: unknown task type {clip(repr(st.task), 60)} (known: {known})")
         else:
             st.task = task_type.name
             task_of[st.id] = task_type.name
@@ -186,7 +182,7 @@ def validate_plan(
             if arg is None:
                 names = ", ".join(a.name for a in task_type.args)
                 problems.append(f"subtask {st.id} ({st.task}): unknown argument "
-                                f"{_clip(name)} (expected: {names})")
+                                f"{clip(repr(name), 60)} (expected: {names})")
                 continue
             if "\x00" in value:
                 problems.append(f"subtask {st.id}: argument {name!r} contains a NUL byte: "
@@ -231,7 +227,7 @@ def validate_plan(
                   and not (is_url(value) and literal == "text")):  # typed when fetched
                 problems.append(
                     f"subtask {st.id} ({st.task}): argument {name!r} needs {arg.kind}, but "
-                    f"{_clip(value)} is {'an' if literal[0] in 'aeiou' else 'a'} {literal}"
+                    f"{clip(repr(value), 60)} is {'an' if literal[0] in 'aeiou' else 'a'} {literal}"
                     + (" value" if literal == "text" else " file")
                 )
         for arg in task_type.args:

@@ -17,9 +17,9 @@ Registered here:
 - ``zero-shot-classification``: ``lite/minilm-zero-shot`` (embedding similarity).
 - ``sentence-similarity`` and ``feature-extraction``: all-MiniLM-L6-v2.
 
-Not registered: yake for ``token-classification``. It extracts keywords, while that task
-type promises named entities or token labels; in ``lite`` mode it would be the only
-candidate, and a request for the people in a text would silently get keywords.
+No keyword extractor is offered for ``token-classification``: that task type promises
+named entities or token labels, and in ``lite`` mode a keyword extractor would be the
+only candidate, so a request for the people in a text would silently get keywords.
 
 Every engine is loaded once per process, on first use, even when threads race to it;
 importing this package loads nothing.

@@ -25,6 +25,7 @@ from hugginggpt.tools.experts.lite.engines import (
     textrank,
     vader,
 )
+from hugginggpt.tools.languages import name_of
 
 __all__ = [
     "MAX_TEXT_CHARS", "SUMMA_LANGUAGES", "sentence_similarity", "feature_extraction",
@@ -45,13 +46,10 @@ SUMMARY_RATIO = 0.25
 MAX_SUMMARY_SENTENCES = 5
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
-SUMMA_LANGUAGES = {
-    "ar": "arabic", "da": "danish", "de": "german", "en": "english", "es": "spanish",
-    "fi": "finnish", "fr": "french", "hu": "hungarian", "it": "italian", "nl": "dutch",
-    "no": "norwegian", "pl": "polish", "pt": "portuguese", "ro": "romanian",
-    "ru": "russian", "sv": "swedish",
-}
-"""langdetect codes of the languages summa has a stemmer for."""
+SUMMA_LANGUAGES = {code: name_of(code).lower() for code in (
+    "ar", "da", "de", "en", "es", "fi", "fr", "hu", "it", "nl", "no", "pl", "pt", "ro", "ru",
+    "sv")}
+"""langdetect codes of the languages summa has a stemmer for -> summa's names for them."""
 
 
 def _checked(text: str, engine: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from hugginggpt.tools.errors import ToolExecutionError
 from hugginggpt.tools.experts.local.models import _Bundle, _running
 from hugginggpt.tools.experts.local.outputs import MAX_NEW_TOKENS, MAX_TOP_K, _labels
+from hugginggpt.tools.languages import code_of, name_of
 
 __all__ = [
     "MAX_ANSWER_TOKENS",
@@ -117,21 +118,6 @@ def sentence_similarity(text: str, text2: str, model: str) -> float:
     return float(first @ second)
 
 
-_LANGUAGES = {
-    "en": "English", "fr": "French", "de": "German", "ro": "Romanian", "es": "Spanish",
-    "it": "Italian", "pt": "Portuguese", "nl": "Dutch", "ru": "Russian", "zh": "Chinese",
-    "ja": "Japanese", "ar": "Arabic",
-}
-
-
-def _language_code(value: str | None) -> str | None:
-    if not value:
-        return None
-    value = value.strip()
-    by_name = {name.lower(): code for code, name in _LANGUAGES.items()}
-    return by_name.get(value.lower(), value)
-
-
 def _seq2seq_prompt(bundle: _Bundle, task: str, text: str, tgt: str | None,
                     src: str | None) -> tuple[str, dict[str, Any]]:
     """The input text (with the model's task prefix) and extra ``generate`` arguments."""
@@ -150,8 +136,8 @@ def _seq2seq_prompt(bundle: _Bundle, task: str, text: str, tgt: str | None,
     if getattr(config, "model_type", "") == "t5":
         if not tgt:
             raise ToolExecutionError(f"{bundle.model.name_or_path}: say tgt_lang to translate")
-        source = _LANGUAGES.get(src or "en", src or "English")
-        return f"translate {source} to {_LANGUAGES.get(tgt, tgt)}: {text}", extra
+        source = name_of(src or "en")
+        return f"translate {source} to {name_of(tgt)}: {text}", extra
     if tgt:
         vocab = tokenizer.get_vocab()
         marian = f">>{tgt}<<"
@@ -170,8 +156,8 @@ def _seq2seq_prompt(bundle: _Bundle, task: str, text: str, tgt: str | None,
 def _seq2seq(task: str, text: str, model: str, tgt_lang: str | None = None,
              src_lang: str | None = None) -> str:
     with _running(task, model) as bundle:
-        prompt, extra = _seq2seq_prompt(bundle, task, text, _language_code(tgt_lang),
-                                        _language_code(src_lang))
+        prompt, extra = _seq2seq_prompt(bundle, task, text, code_of(tgt_lang),
+                                        code_of(src_lang))
         limit = min(int(bundle.tokenizer.model_max_length or 512), 1024)
         inputs = bundle.tokenizer(prompt, return_tensors="pt", truncation=True, max_length=limit)
         output = bundle.model.generate(**inputs.to(bundle.model.device),
