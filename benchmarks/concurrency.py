@@ -17,7 +17,7 @@ This script measures that, for two checkpointers side by side in one run:
   ``eval "$(scripts/postgres.sh start)"``; without it PostgreSQL is skipped).
 
 Both are opened with ``hugginggpt.graph.checkpoint.aopen_checkpointer``, as the CLI opens them.
-Each run is the project's real graph (``graph.build_graph``) on a fixed plan with the
+Each run is the project's real graph (``hugginggpt.build_graph``) on a fixed plan with the
 ``dry-run`` backend, whose simulated experts sleep their catalog latency times a scale:
 a chain of two subtasks (summarization, then translation of the summary) beside one
 independent subtask (text classification). With the scale used here, the chain, which is

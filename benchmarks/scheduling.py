@@ -9,7 +9,7 @@ here is <= 1.10) whatever the DAG's shape.
 
 Three executors run the same DAGs with simulated experts that sleep a fixed duration:
 
-- ``dataflow``: the project's real graph (``graph.build_graph``) on a fixed plan, on
+- ``dataflow``: the project's real graph (``hugginggpt.build_graph``) on a fixed plan, on
   its sync path (``stream``/``invoke``) and its async path (``astream``, what the CLI
   and the LangGraph server use), with
   a benchmark tool registered for ``text-generation`` on its own backend (``bench``),

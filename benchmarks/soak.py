@@ -1,13 +1,13 @@
 """Soak test: many runs of random plans with random faults injected through the simulated
 experts; every failure must be explained, and threads and memory must stay flat.
 
-Each run is the project's real graph (``graph.build_graph``, a fresh in-memory
+Each run is the project's real graph (``hugginggpt.build_graph``, a fresh in-memory
 checkpointer per run) on a fixed plan with the ``dry-run`` backend and no LLM
 (``offline``: the response is the template). Plans come from the plan bank
-(``tools/plan_bank.jsonl``: its files are created in the workspace, plans with URLs are
+(``nodes/planning/plan_bank.jsonl``: its files are created in the workspace, plans with URLs are
 left out) or are generated at random (DAGs of up to 8 subtasks whose arguments are
 literals or outputs of earlier subtasks), and each is checked by ``validate_plan``. Each
-run draws its faults (tools/faults.py): a total fault rate per call between 0 and
+run draws its faults (tools/experts/faults.py): a total fault rate per call between 0 and
 ``--max-fault-rate`` spread over a random subset of the fault kinds, with hangs and
 blocked threads lasting longer than the subtask timeout; one run in ten gets a
 ``max_subtasks`` below its plan's size (it must abort, with the reason) and one in ten a
