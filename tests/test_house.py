@@ -164,3 +164,31 @@ def test_the_wheel_holds_every_module_and_data_file(tmp_path):
                  "hugginggpt/nodes/planning/plan_bank.jsonl"):
         assert data in names
     assert not [n for n in names if n.split("/")[0] in ("graph", "nodes", "tools")]
+
+
+def test_the_docs_name_modules_and_files_that_exist():
+    """README, SECURITY.md and ARCHITECTURE.md point readers at code: every dotted
+    ``hugginggpt.…`` name resolves, every source path in backticks exists."""
+    import importlib
+    import re
+
+    missing = []
+    for doc in ("README.md", "SECURITY.md", "ARCHITECTURE.md"):
+        text = (ROOT / doc).read_text()
+        for name in set(re.findall(r"`(hugginggpt(?:\.[A-Za-z_]\w*)+)", text)):
+            parts = name.split(".")
+            for i in range(len(parts), 0, -1):
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                    break
+                except ImportError:
+                    continue
+            for attr in parts[i:]:
+                if not hasattr(obj, attr):
+                    missing.append(f"{doc}: {name}")
+                    break
+                obj = getattr(obj, attr)
+        for path in set(re.findall(r"`((?:hugginggpt|graph|nodes|tools)/[\w/.]+)`", text)):
+            if not (ROOT / path.split(":")[0]).exists():
+                missing.append(f"{doc}: {path}")
+    assert not missing, missing
