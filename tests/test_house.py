@@ -44,6 +44,7 @@ def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
+@pytest.mark.timeout(900)  # about 80 fresh interpreters; slower while another job runs
 def test_every_module_imports_on_its_own(tmp_path):
     """Each module in a fresh interpreter, from a folder outside the checkout: a cycle
     or an import that only works after another one shows up here."""
