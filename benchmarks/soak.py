@@ -225,13 +225,19 @@ def output_problems(result: Any, workspace: Path) -> list[str]:
     return problems
 
 
+PLACEHOLDERS = frozenset({"", "(no message)", "none", "error", "failed", "unknown error"})
+"""Messages that say nothing about what failed or why."""
+
+
 def _explained(error: str | None) -> bool:
-    """A reason that says something: not empty, not an internal error, not a bare
-    exception type (``"RuntimeError: "`` or ``"RuntimeError:  [tried: ...]"``)."""
+    """A reason that says what failed and why: not empty, not an internal error, not a
+    bare exception type or a placeholder in its place (``"RuntimeError: "``,
+    ``"RuntimeError: (no message) [tried: m (RuntimeError)]"``)."""
     if not error or error.startswith("internal error"):
         return False
     _, _, message = error.partition(": ")
-    return bool(message.split("[tried:")[0].strip())
+    said = message.split("[tried:")[0].strip().rstrip(".").lower()
+    return said not in PLACEHOLDERS and len(said) > 8
 
 
 def classify(trial: Trial, out: dict[str, Any] | None, escaped: BaseException | None,

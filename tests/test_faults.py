@@ -47,7 +47,8 @@ number, labels; two dependents of subtask 0."""
 EXPLANATIONS = {
     "transient": r"TransientToolError: injected transient fault",
     "permanent": r"ToolExecutionError: injected permanent fault",
-    "crash": r"RuntimeError: \(no message\)",
+    "crash": r"RuntimeError: raised with no message: the tool gave no reason, which is a "
+             r"bug in the tool or in the model's code",
     "hang": r"ToolTimeoutError: no result within 0.2s; the call was abandoned",
     "block": r"ToolTimeoutError: no result within 0.2s; the call was abandoned",
     "empty": r"ToolOutputError: [a-z-]+ (returned no output|output '\w+': expected .*got nothing)",

@@ -54,6 +54,10 @@ def test_the_soak_judges_what_it_is_given(tmp_path):
     bare = SubtaskResult(id=1, task="text-classification", status="failed",
                          error="RuntimeError:  [tried: m (RuntimeError)]")
     assert judged(results={**good, 1: bare}) == "unexplained"
+    # what the executor wrote for an exception without a message before it said why
+    placeholder = SubtaskResult(id=1, task="text-classification", status="failed",
+                                error="RuntimeError: (no message) [tried: m (RuntimeError)]")
+    assert judged(results={**good, 1: placeholder}) == "unexplained"
     assert judged(results={0: good[0]}) == "unexplained"
     not_run = Selection(subtask_id=1, task="text-classification", model=None, backend=None,
                         reason="no model can run text-classification with backend 'x'")

@@ -60,14 +60,20 @@ async def _call_tool(tool_fn: Callable[..., Any], is_async: bool, kwargs: dict[s
         raise
 
 
+NO_MESSAGE = ("raised with no message: the tool gave no reason, which is a bug in the "
+              "tool or in the model's code (see its logs)")
+"""What an exception without a message is reported as: what happened and where to look,
+never a bare placeholder."""
+
+
 def describe_error(exc: BaseException) -> str:
-    """``Type: message``, saying so when the message is empty, without secrets (an
-    endpoint's error may echo a token)."""
+    """``Type: message``, without secrets (an endpoint's error may echo a token); an
+    exception with no message (or a broken ``__str__``) says so and where to look."""
     try:
         message = redact(str(exc).strip())
     except Exception:  # a broken __str__ must not hide the failure
         message = ""
-    return f"{type(exc).__name__}: {message or '(no message)'}"
+    return f"{type(exc).__name__}: {message or NO_MESSAGE}"
 
 
 def _emit_end(job: Job, emit: Emit, status: ResultStatus, error: str) -> None:
