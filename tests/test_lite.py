@@ -311,3 +311,21 @@ def test_ocr_then_sentiment_through_the_graph(compiled, make_context, llm_server
     assert [c.model for c in selection.candidates] == [VADER, LANGDETECT]
     digest = llm_server.calls("responder")[0]["messages"][-1]["content"]
     assert RAPIDOCR in digest and VADER in digest and "NEGATIVE" in digest
+
+
+def test_torch_threads_wait_passively_unless_the_user_says_otherwise(tmp_path):
+    """Spinning OpenMP threads made every torch call 10-60x slower while another job used
+    the CPUs: the backends load torch with passive waiting, and keep a user's choice."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import os, hugginggpt.tools.experts.lite.engines as e; e.minilm(); "
+              "import torch; print(os.environ.get('OMP_WAIT_POLICY'))")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    run = [sys.executable, "-c", script]
+    assert subprocess.run(run, env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300).stdout.strip() == "PASSIVE"
+    assert subprocess.run(run, env={**env, "OMP_WAIT_POLICY": "ACTIVE"}, cwd=tmp_path,
+                          capture_output=True, text=True,
+                          timeout=300).stdout.strip() == "ACTIVE"

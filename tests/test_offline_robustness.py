@@ -14,7 +14,10 @@ from hugginggpt.nodes.planning.validation import validate_plan
 
 REQUESTS = (Path(__file__).resolve().parents[2] / "shared" / "data" / "taskbench-huggingface"
             / "user_requests.json")
-STRIDE = 19  # every 19th request (about 400): spread over the file, quick enough for CI
+STRIDE = 57
+"""Every 57th request (about 130), spread over the file: the test embeds each request
+several times, and it must finish within its timeout while another job keeps both
+CPUs busy (every 19th, about 400, did not)."""
 
 
 def test_taskbench_requests_get_a_valid_plan_or_a_clear_refusal():
@@ -34,6 +37,6 @@ def test_taskbench_requests_get_a_valid_plan_or_a_clear_refusal():
         _, problems = validate_plan(found.items, max_subtasks=10)
         assert problems == [], (request, found.items, problems)
         planned += 1
-    assert planned + refused == len(requests) > 350
+    assert planned + refused == len(requests) > 120
     print(f"{planned} planned, {refused} refused of {len(requests)} TaskBench requests")
     assert planned >= 0.9 * len(requests)  # most real requests are within the bank's reach

@@ -79,7 +79,11 @@ def test_two_processes_one_killed_the_other_resumes(database, tmp_path):
     while not sum(1 for x in lines() if x.startswith(f"end {a.pid} ")) >= 10:
         assert time.monotonic() < deadline and a.poll() is None, (a.poll(), lines()[-5:])
         time.sleep(0.05)
-    time.sleep(0.3)  # let the finished subtasks' checkpoint writes land
+    # kill as soon as a finished subtask's result is in the database (not after a guess
+    # of how long the writes take: on a busy machine they take longer)
+    while not _checkpointed_subtasks(database, doomed):
+        assert time.monotonic() < deadline and a.poll() is None, (a.poll(), lines()[-5:])
+        time.sleep(0.02)
     a.send_signal(signal.SIGKILL)
     a.wait(10)
     finished_before_kill = sum(1 for x in lines() if x.startswith(f"done {a.pid} "))
