@@ -7,9 +7,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test lint bench eval soak
 
+# torch's CPU build by default, from PyTorch's CPU wheel index (the package index serves a
+# CUDA-linked build of several GB on Linux); TORCH_INDEX=https://download.pytorch.org/whl/cu126
+# for a CUDA build, TORCH_INDEX=default for the package index's own.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	scripts/install_torch.sh $(BIN)/pip "$(TORCH_INDEX)"
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
@@ -22,9 +28,15 @@ eval: $(STAMP)
 	$(BIN)/hugginggpt eval evals/labelled.jsonl --output hugginggpt-workspace/eval-report.json
 
 # The PostgreSQL tests use a throwaway server on the loopback address (installed with
-# apt when missing); without one they are skipped, except in CI where they fail.
+# apt when missing, saying so); without one they are skipped, except in CI where they
+# fail. A server this target started is stopped (and its data removed) when the tests
+# end, whatever their outcome. TEST_ARGS passes arguments to pytest.
+TEST_ARGS ?=
 test: $(STAMP)
-	eval "$$(scripts/postgres.sh start || true)"; $(BIN)/python -m pytest
+	@eval "$$(scripts/postgres.sh start || true)"; \
+	$(BIN)/python -m pytest $(TEST_ARGS); status=$$?; \
+	if [ "$${HUGGINGGPT_TEST_POSTGRES_STARTED:-}" = 1 ]; then scripts/postgres.sh stop; fi; \
+	exit $$status
 
 # ruff (style, and only hugginggpt. imports), import-linter (imports only downwards; see
 # ARCHITECTURE.md), mypy
