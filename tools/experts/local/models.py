@@ -23,7 +23,7 @@ from hugginggpt.tools.errors import ToolExecutionError
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
 from hugginggpt.tools.experts.local.cache import _Entry, _ModelCache
 from hugginggpt.tools.experts.registry import backend_settings
-from hugginggpt.tools.threads import MODEL_LOAD_LOCK
+from hugginggpt.tools.threads import MODEL_LOAD_LOCK, loading_model
 
 __all__ = [
     "LOCAL_BACKEND",
@@ -191,7 +191,7 @@ def load(task: str, model_id: str) -> Any:
 def _entry(task: str, model_id: str, use: bool = False) -> _Entry:
     def loader() -> Any:
         try:
-            with LOAD_LOCK:
+            with loading_model():  # LOAD_LOCK, transformers' progress bars off
                 return _load_uncached(task, model_id)
         except ToolExecutionError:
             raise
