@@ -543,3 +543,21 @@ def test_read_wav_mixes_to_mono_and_scales(tmp_path):
     (tmp_path / "not.wav").write_bytes(b"ID3 this is an mp3")
     with pytest.raises(ToolExecutionError, match="PCM WAV only"):
         audio.read_wav(tmp_path / "not.wav")
+
+
+def test_a_runs_model_bound_holds_for_its_loads_and_leaves_the_process_bound_alone():
+    """``max_loaded_models`` is a run's: its loads make room within it, and another run
+    (or a load outside any run) keeps its own bound; the last run to load no longer
+    decides for everyone."""
+    from hugginggpt.tools.experts.local.cache import _ModelCache
+
+    cache = _ModelCache(3)  # the process's bound
+    for name in ("a", "b", "c"):
+        cache.get(("t", name), lambda name=name: name, limit=3)
+    assert [k[1] for k in cache.keys()] == ["a", "b", "c"]
+    cache.get(("t", "d"), lambda: "d", limit=1)  # a run that allows one model at a time
+    assert [k[1] for k in cache.keys()] == ["d"]  # it made room within its own bound
+    cache.get(("t", "e"), lambda: "e")  # a load with no run bound: the process's (3)
+    cache.get(("t", "f"), lambda: "f", limit=3)  # another run allowing three
+    assert [k[1] for k in cache.keys()] == ["d", "e", "f"]
+    assert cache.max_size == 3

@@ -41,6 +41,10 @@ class _ModelCache:
     The bound counts every model held in memory: cached ones and those being loaded. A
     load first drops idle models, least recently used first; when every model is in use
     it waits (at most :data:`ROOM_WAIT_S`) for one to become idle.
+
+    ``max_size`` is the process's bound. A load may name its own (a run's
+    ``max_loaded_models``): that load makes room within it, and it holds for that load
+    only, so runs with different bounds in one process never change each other's.
     """
 
     def __init__(self, max_size: int) -> None:
@@ -62,9 +66,8 @@ class _ModelCache:
         Raises:
             LimitExceededError: every model slot stayed in use for :data:`ROOM_WAIT_S`.
         """
+        bound = self.max_size if limit is None else limit
         with self._lock:
-            if limit is not None:
-                self.max_size = limit
             if (entry := self._hit(key, use)) is not None:
                 return entry
             key_lock = self._loading.setdefault(key, threading.Lock())
@@ -72,7 +75,7 @@ class _ModelCache:
             with self._lock:
                 if (entry := self._hit(key, use)) is not None:
                     return entry
-                self._make_room(key)
+                self._make_room(key, bound)
                 self._pending += 1
                 self.peak = max(self.peak, len(self._entries) + self._pending)
             try:
@@ -87,14 +90,14 @@ class _ModelCache:
                 self._pending -= 1
                 self._loading.pop(key, None)
                 self._entries[key] = entry
-                self._evict()
+                self._evict(bound=bound)
             return entry
 
     def release(self, entry: _Entry) -> None:
-        """A call is done with ``entry``; it may now be dropped."""
+        """A call is done with ``entry``; it may now be dropped, by the next load that
+        needs its room (within that load's bound)."""
         with self._lock:
             entry.users -= 1
-            self._evict()
             self._room.notify_all()
 
     def _hit(self, key: tuple[str, str], use: bool) -> _Entry | None:
@@ -104,29 +107,30 @@ class _ModelCache:
             entry.users += int(use)
         return entry
 
-    def _make_room(self, key: tuple[str, str]) -> None:
-        """Under the lock: drop idle models until one more fits, waiting while all are in
-        use."""
+    def _make_room(self, key: tuple[str, str], bound: int) -> None:
+        """Under the lock: drop idle models until one more fits within ``bound``, waiting
+        while all are in use."""
         deadline = time.monotonic() + ROOM_WAIT_S
         while True:
-            self._evict(room_for=1)
-            if len(self._entries) + self._pending < self.max_size:
+            self._evict(room_for=1, bound=bound)
+            if len(self._entries) + self._pending < bound:
                 return
             left = deadline - time.monotonic()
             if left <= 0:
                 raise LimitExceededError(
-                    f"no room to load {key[1]!r}: the {self.max_size} loaded models stayed in "
+                    f"no room to load {key[1]!r}: the {bound} loaded models stayed in "
                     f"use for {ROOM_WAIT_S:g} s", setting="max_loaded_models",
-                    value=self.max_size, env="HUGGINGGPT_MAX_LOADED_MODELS",
+                    value=bound, env="HUGGINGGPT_MAX_LOADED_MODELS",
                     flag="--max-loaded-models")
             self._room.wait(left)
 
-    def _evict(self, room_for: int = 0) -> None:
+    def _evict(self, room_for: int = 0, bound: int | None = None) -> None:
         """Under the lock: drop idle models, least recently used first, until the cached
-        and loading ones plus ``room_for`` fit the bound."""
+        and loading ones plus ``room_for`` fit ``bound`` (the process's by default)."""
+        bound = self.max_size if bound is None else bound
         evicted = False
         for key in list(self._entries):
-            if len(self._entries) + self._pending + room_for <= self.max_size:
+            if len(self._entries) + self._pending + room_for <= bound:
                 break
             if self._entries[key].users == 0:
                 del self._entries[key]

@@ -78,10 +78,9 @@ LOAD_LOCK = MODEL_LOAD_LOCK
 
 
 def set_max_loaded(n: int) -> None:
-    """How many models may stay loaded at once (least recently used ones are dropped).
-
-    A run sets it with ``max_loaded_models`` (the local backend's ``max_loaded``
-    setting), applied when the run loads a model.
+    """The process's bound on models loaded at once (least recently used ones are
+    dropped), for loads that name none. A run's ``max_loaded_models`` (the local
+    backend's ``max_loaded`` setting) bounds that run's loads without changing this.
     """
     if n < 1:
         raise ValueError("at least one model must fit")
