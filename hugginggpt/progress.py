@@ -33,6 +33,8 @@ class Progress:
                                no_color=not self.live, soft_wrap=not self.live)
         self.started = time.monotonic()
         self._rows: dict[int, TaskID] = {}
+        self._said: dict[int, str] = {}
+        """Why a subtask got no model, as the select line said it (not said twice)."""
         self._board: RichProgress | None = None
         if self.live:
             self._board = RichProgress(
@@ -97,8 +99,11 @@ class Progress:
             if not self.live:
                 self._say(f"{head}: done in {event['latency_s']:.2f}s")
         elif kind in ("failed", "skipped"):
-            self._row(event, f"{_MARKS[kind]} {escape(event['error'])}", finished=True)
-            self._say(f"{head}: {event['error']}", "red")
+            error = event["error"]
+            if self._said.get(event["id"]) == error:
+                error = "not run: no model (see select above)"
+            self._row(event, f"{_MARKS[kind]} {escape(error)}", finished=True)
+            self._say(f"{head}: {error}", "red")
 
     def _stage_done(self, node: str, update: dict[str, Any]) -> None:
         if node == "plan":
@@ -113,6 +118,8 @@ class Progress:
             for s in (update.get("selections") or {}).values():
                 model = s.model or "none"
                 self._say(f"[select] #{s.subtask_id} {s.task}: {model} ({s.reason})")
+                if s.model is None:
+                    self._said[s.subtask_id] = s.reason
         elif node == "execute":
             results = (update.get("results") or {}).values()
             done = sum(r.status == "done" for r in results)

@@ -42,9 +42,9 @@ def _show(value: Any) -> str:
         return (f"{value['kind']} file {value['path']} "
                 f"(artifact {value['artifact_id']}{size}{preview})")
     text = value if isinstance(value, str) else json.dumps(value)
-    if len(text) <= _MAX_INLINE:
-        return text
-    return f"{text[:_MAX_INLINE]} ...(truncated: {len(text)} characters in all)"
+    if len(text) > _MAX_INLINE:
+        text = f"{text[:_MAX_INLINE]} ...(truncated: {len(text)} characters in all)"
+    return text.replace("\n", "\n    ")  # continuation lines stay inside their subtask
 
 
 def results_digest(state: State) -> str:
@@ -79,7 +79,7 @@ def template_response(state: State, note: str) -> str:
     """A plain answer from the results, used without a responder LLM."""
     done = sum(r.status == "done" for r in state.results.values())
     header = (
-        f"{note}\nRequest: {state.request}\n"
+        f"{note}\nRequest: {clip(state.request, _MAX_ARG)}\n"
         f"{done} of {len(state.plan)} subtasks finished.\n"
     )
     return header + results_digest(state)
