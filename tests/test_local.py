@@ -552,12 +552,15 @@ def test_a_runs_model_bound_holds_for_its_loads_and_leaves_the_process_bound_alo
     from hugginggpt.tools.experts.local.cache import _ModelCache
 
     cache = _ModelCache(3)  # the process's bound
+
+    def held() -> list[str]:
+        return [name for _, name in cache.keys()]  # noqa: SIM118 - not a dict
     for name in ("a", "b", "c"):
         cache.get(("t", name), lambda name=name: name, limit=3)
-    assert [k[1] for k in cache.keys()] == ["a", "b", "c"]
+    assert held() == ["a", "b", "c"]
     cache.get(("t", "d"), lambda: "d", limit=1)  # a run that allows one model at a time
-    assert [k[1] for k in cache.keys()] == ["d"]  # it made room within its own bound
+    assert held() == ["d"]  # it made room within its own bound
     cache.get(("t", "e"), lambda: "e")  # a load with no run bound: the process's (3)
     cache.get(("t", "f"), lambda: "f", limit=3)  # another run allowing three
-    assert [k[1] for k in cache.keys()] == ["d", "e", "f"]
+    assert held() == ["d", "e", "f"]
     assert cache.max_size == 3
