@@ -4,11 +4,15 @@ through the CLI, on the shipped labelled set and on TaskBench-format input)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from hugginggpt.cli import main
+from hugginggpt.nodes.planning.bank import load_bank
 
 ROOT = Path(__file__).resolve().parents[1]
+README_TABLE = "The offline planner on `evals/labelled.jsonl`"
+"""The sentence that introduces the README's table of the labelled set's figures."""
 
 
 def test_demo_runs_offline_and_verifies_every_output(capsys, workspace):
@@ -32,24 +36,76 @@ def test_eval_reports_taskbench_metrics_as_text_and_json(capsys, tmp_path):
                         {"task": "Text-to-Speech", "arguments": ["<node-0>"]}],
          "task_links": [{"source": "Image-to-Text", "target": "Text-to-Speech"}]},
     ]))
-    report_file = tmp_path / "report.json"
+    report_file = tmp_path / "not-yet" / "report.json"  # as `make eval` on a fresh checkout
     code = main(["eval", str(dataset), "--output", str(report_file)])
     text = capsys.readouterr().out
     assert code == 0
     assert "node" in text and "edge" in text
     report = json.loads(report_file.read_text())
     assert report["planner"] == "offline" and len(report["records"]) == 2
+    # each sample's nearest bank example, found as the planner finds it
+    bank = load_bank()
+    for record, request in zip(report["records"], ['Translate "good evening" into German',
+                                                   "Caption photo.jpg, then read the caption "
+                                                   "aloud."], strict=True):
+        ((example, similarity),) = bank.nearest(request, k=1)
+        assert record["nearest"] == {"example": example.id, "similarity": similarity}
+    assert sum(g["samples"] for g in report["by_nearness"].values()) == 2
+    assert "Nearest bank example" in text and "\nnearest " in text
 
 
-def test_eval_of_the_shipped_labelled_set_meets_the_readme_figures(capsys):
-    code = main(["eval", str(ROOT / "evals" / "labelled.jsonl"), "--json"])
-    report = json.loads(capsys.readouterr().out)
+def test_eval_report_that_cannot_be_written_is_a_clear_error(capsys, tmp_path):
+    dataset = tmp_path / "one.jsonl"
+    dataset.write_text(json.dumps({"id": "s", "request": 'Translate "good evening" into German',
+                                   "plan": [{"id": 0, "task": "translation", "dep": [],
+                                             "args": {"text": "good evening"}}]}))
+    (tmp_path / "a-file").write_text("")
+    code = main(["eval", str(dataset), "--output", str(tmp_path / "a-file" / "report.json")])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "cannot write the report to" in captured.err and "Traceback" not in captured.err
+
+
+def _readme_rows() -> dict[str, list[str]]:
+    """The README's table of the labelled set: group -> [n, invalid, node F1, edge F1,
+    arg-name F1, arg-value F1], as written."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index(README_TABLE):].split("\n\n")[1]
+    rows = {}
+    for line in table.splitlines()[2:]:  # after the header and the --- line
+        group, *cells = (cell.strip() for cell in line.strip().strip("|").split("|"))
+        rows[group] = cells
+    return rows
+
+
+def _printed_rows(text: str) -> dict[str, list[str]]:
+    """The same columns from the text report that `hugginggpt eval` prints."""
+    rows = {}
+    for line in text.splitlines():
+        label, cells = line[:16].strip(), line[16:].split()
+        if len(cells) == 10 and re.fullmatch(r"\d+", cells[0]):
+            n, invalid, _, _, node, _, _, edge, name, value = cells
+            rows[label] = [n, invalid, node, edge, name, value]
+    return rows
+
+
+def test_eval_of_the_shipped_labelled_set_meets_the_readme_figures(capsys, tmp_path):
+    """The README's table is what `make eval` prints, row for row, figure for figure."""
+    report_file = tmp_path / "report.json"
+    code = main(["eval", str(ROOT / "evals" / "labelled.jsonl"), "--output", str(report_file)])
+    text = capsys.readouterr().out
+    report = json.loads(report_file.read_text())
     assert code == 0
-    overall = report["overall"]
     assert len(report["records"]) >= 70
-    # the regression floor: the README's figures, with a small margin
-    assert overall["node"]["f1"] >= 0.75
-    assert overall["invalid_rate"] <= 0.15
+    assert report["overall"]["invalid_rate"] <= 0.15
+    readme, printed = _readme_rows(), _printed_rows(text)
+    assert {"overall", "shape single", "shape chain", "shape dag"} <= set(readme)
+    assert set(report["by_nearness"]) == {"<0.6", "0.6-0.7", "0.7-0.8"}  # no near-copy
+    assert {f"nearest {band}" for band in report["by_nearness"]} <= set(readme)
+    assert {group: printed.get(group) for group in readme} == readme
+    nearness = next(line for line in text.splitlines() if line.startswith("Nearest bank"))
+    readme_text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert nearness.partition(": ")[2] in readme_text
 
 
 def test_eval_with_the_llm_planner_through_a_server(capsys, tmp_path, llm_server):
@@ -66,3 +122,7 @@ def test_eval_with_the_llm_planner_through_a_server(capsys, tmp_path, llm_server
     assert [r["valid"] for r in report["records"]] == [True, False]
     assert report["overall"]["node"]["recall"] == 0.5  # the refusal counts as an empty plan
     assert "PlanParseError" in report["records"][1]["error"]
+    # the planner was shown the bank's nearest examples: the split by nearness is there too
+    ((example, similarity),) = load_bank().nearest("Summarize: text 0", k=1)
+    assert report["records"][0]["nearest"] == {"example": example.id, "similarity": similarity}
+    assert sum(g["samples"] for g in report["by_nearness"].values()) == 2

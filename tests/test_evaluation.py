@@ -14,16 +14,21 @@ import pytest
 from hugginggpt.evaluation import (
     Counts,
     DatasetError,
+    Nearest,
     PlanNode,
     Report,
     Sample,
+    SampleRecord,
     canonical_task,
     evaluate,
+    nearest_in,
+    nearness_band,
     parse_sample,
     plan_shape,
     read_samples,
     score_plan,
 )
+from hugginggpt.nodes.planning.bank import BankExample, PlanBank
 from hugginggpt.tools.experts.tasks import get_task_type
 
 TASKBENCH = Path(__file__).resolve().parents[2] / "shared" / "data" / "taskbench-huggingface"
@@ -480,3 +485,82 @@ def test_report_format_is_a_table():
     assert any(line.startswith("shape single") for line in lines)
     assert any(line.startswith("size 3") for line in lines)
     assert "  dag: TimeoutError: took too long" in lines
+
+
+def nearness_report() -> Report:
+    """Four samples, planned right except "far", at known similarities ("unmeasured" has
+    none); bands: far < 0.6, mid 0.6-0.7 (0.6 itself), close 0.7-0.8."""
+    samples = [sample(name, node(0, "summarization", text=f"text {name}"))
+               for name in ("far", "mid", "close", "unmeasured")]
+    similarity = {"far": 0.31, "mid": 0.6, "close": 0.75}
+
+    def planner(s: Sample) -> list[dict[str, Any]]:
+        if s.id == "far":
+            raise ValueError("nothing close")
+        return raw(*s.gold)
+
+    def nearness(s: Sample) -> Nearest | None:
+        return Nearest(f"bank-{s.id}", similarity[s.id]) if s.id in similarity else None
+
+    return evaluate(samples, planner, nearness=nearness)
+
+
+def test_report_splits_by_nearness():
+    report = nearness_report()
+    assert [r.nearest for r in report.records] == [
+        Nearest("bank-far", 0.31), Nearest("bank-mid", 0.6), Nearest("bank-close", 0.75), None]
+    assert list(report.by_nearness) == ["<0.6", "0.6-0.7", "0.7-0.8"]  # lowest first, no ">=0.8"
+    far, mid, close = report.by_nearness.values()
+    assert (far.samples, far.invalid, far.score.node) == (1, 1, Counts(0, 0, 1))
+    assert (mid.samples, mid.score.node.f1) == (1, 1.0)
+    assert (close.samples, close.score.node.f1) == (1, 1.0)
+    assert sum(g.samples for g in report.by_nearness.values()) == 3  # "unmeasured" left out
+
+
+@pytest.mark.parametrize(("similarity", "band"), [
+    (-0.2, "<0.6"), (0.5999, "<0.6"), (0.6, "0.6-0.7"), (0.7, "0.7-0.8"), (0.7999, "0.7-0.8"),
+    (0.8, ">=0.8"), (1.0, ">=0.8"), (1.0000002, ">=0.8")])
+def test_nearness_bands(similarity: float, band: str):
+    assert nearness_band(similarity) == band
+
+
+def test_nearness_in_json_and_text():
+    report = nearness_report()
+    data = json.loads(json.dumps(report.to_json()))
+    assert Report.from_json(data) == report
+    assert list(data["by_nearness"]) == ["<0.6", "0.6-0.7", "0.7-0.8"]
+    assert data["by_nearness"]["<0.6"]["invalid"] == 1
+    assert data["records"][2]["nearest"] == {"example": "bank-close", "similarity": 0.75}
+    assert data["records"][3]["nearest"] is None
+    lines = report.format().splitlines()
+    assert lines[1] == ("Nearest bank example (cosine of request shapes, as the planner "
+                        "retrieves): median 0.600, max 0.750 (close ~ bank-close)")
+    rows = {line[:16].strip(): line.split()[2:] for line in lines if line.startswith("nearest ")}
+    assert list(rows) == ["nearest <0.6", "nearest 0.6-0.7", "nearest 0.7-0.8"]
+    assert rows["nearest <0.6"][:2] == ["1", "100.0%"]
+
+
+def test_a_report_without_nearness_still_reads():
+    record = nearness_report().records[0].to_json()
+    del record["nearest"]  # a report written before nearness was measured
+    assert SampleRecord.from_json(record).nearest is None
+    assert "Nearest bank example" not in shaped_report().format()
+    assert shaped_report().by_nearness == {}
+
+
+def test_nearest_in_is_the_banks_own_search_on_request_shapes():
+    bank = PlanBank([
+        BankExample("bank-a", 'Translate "hello world" to Italian',
+                    [{"id": 0, "task": "translation", "dep": [], "args": {}}]),
+        BankExample("bank-b", "Caption holiday.jpg and read the caption aloud.", []),
+        BankExample("bank-c", "Which planet is the largest?", []),
+    ])
+    nearest = nearest_in(bank)
+    for request in ['Translate "good night, sleep well" to Italian',
+                    "Caption the photo lake_view.png and read the caption aloud.",
+                    "Tell me a joke"]:
+        ((example, similarity),) = bank.nearest(request, k=1)
+        assert nearest(Sample(id="s", request=request)) == Nearest(example.id, similarity)
+    # quoted texts and file names are masked, as the planner compares requests
+    same = nearest(Sample(id="s", request='Translate "good night, sleep well" to Italian'))
+    assert same.example == "bank-a" and same.similarity == pytest.approx(1.0, abs=1e-5)

@@ -5,7 +5,8 @@ Every plan must pass the validator, be faithful to its request (files, quoted te
 labels and prompts are copied from it verbatim, every dependency is used), and each file
 must cover every task type and every plan shape. The labelled set must not overlap the
 bank, or an offline planner that retrieves from the bank would be scored on its own
-examples.
+examples: not in its requests, not in its literal values, and not in what the planner
+retrieves by, the request's shape (quoted texts and file names masked) as MiniLM embeds it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from hugginggpt.nodes.planning.bank import load_bank
 from hugginggpt.nodes.planning.validation import validate_plan
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
 from hugginggpt.tools.kinds import generated_ref, kind_of_literal
@@ -28,6 +30,9 @@ LABELLED = ROOT / "evals" / "labelled.jsonl"
 FILES = {"bank": BANK, "eval": LABELLED}
 
 MAX_SUBTASKS = 10
+NEAR_COPY = 0.80
+"""An eval request whose shape is this close (cosine) to a bank example's is a near-copy:
+the planner would retrieve that example and mostly be scored on reproducing it."""
 _LANG_RE = re.compile(r"^[a-z]{2}$")
 
 
@@ -178,3 +183,18 @@ def test_labelled_set_does_not_overlap_the_bank() -> None:
     reused = sorted({v for row in DATA["eval"] for _, _, v in _literals(row["plan"])
                      if v.lower() in bank_values})
     assert reused == []
+
+
+def test_labelled_set_is_new_to_the_planner() -> None:
+    """Measured exactly as the planner retrieves: the shipped bank's own ``nearest``, which
+    embeds :func:`request_shape` with the bundled MiniLM (the LLM planner's few-shot
+    examples come from the same call)."""
+    bank = load_bank(BANK)
+    near = []
+    for row in DATA["eval"]:
+        ((example, similarity),) = bank.nearest(row["request"], k=1)
+        if similarity >= NEAR_COPY:
+            near.append((round(similarity, 3), row["id"], example.id))
+    near.sort(reverse=True)
+    assert near == [], (f"{len(near)} eval requests have a shape cosine >= {NEAR_COPY} to a "
+                        f"bank example (similarity, eval, bank): {near}")

@@ -1,5 +1,7 @@
 """``hugginggpt eval DATASET.jsonl``: measure a planner (offline or an LLM) on a labelled
-set with TaskBench's metrics."""
+set with TaskBench's metrics, split also by how near each request is to the example bank
+the planner retrieves from (the offline planner adapts the nearest example, the LLM
+planner is shown the nearest few)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.cli.common import EXIT_OK, UsageError, checked
-from hugginggpt.evaluation import DatasetError, Sample, evaluate, read_samples
+from hugginggpt.evaluation import (
+    DatasetError,
+    Nearness,
+    Sample,
+    evaluate,
+    nearest_in,
+    read_samples,
+)
 from hugginggpt.graph.context import Context
+from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
 
 __all__ = ["add_parser"]
 
@@ -38,6 +48,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                  "llm_config": args.llm_config}
     context = checked(Context(max_subtasks=args.max_subtasks,
                                **{k: v for k, v in overrides.items() if v is not None}))
+    nearness: Nearness | None = None
     if args.planner == "llm":
         from hugginggpt.graph.state import State
         from hugginggpt.nodes.plan import ask_planner
@@ -49,19 +60,30 @@ def _evaluate(args: argparse.Namespace) -> int:
         def planner(sample: Sample) -> list[dict[str, Any]]:
             state = State(request=sample.request, files=sample.files)
             return ask_planner(state, context)[0]
+
+        if context.few_shot > 0:  # the planner's few-shot examples come from the bank
+            try:
+                nearness = nearest_in(load_bank(context.plan_bank or DEFAULT_BANK))
+            except OSError:  # as the planner: no bank file, no examples
+                nearness = None
     else:
-        from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
         from hugginggpt.nodes.planning.offline import offline_plan
 
         bank = load_bank(context.plan_bank or DEFAULT_BANK)
+        nearness = nearest_in(bank)
 
         def planner(sample: Sample) -> list[dict[str, Any]]:
             return offline_plan(sample.request, sample.files, bank,
                                 max_subtasks=context.max_subtasks).items
 
-    report = evaluate(samples, planner, max_subtasks=context.max_subtasks)
+    report = evaluate(samples, planner, max_subtasks=context.max_subtasks, nearness=nearness)
     document = report.to_json() | {"dataset": str(args.dataset), "planner": args.planner}
     if args.output:
-        Path(args.output).write_text(json.dumps(document, indent=2))
+        output = Path(args.output)
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(json.dumps(document, indent=2))
+        except OSError as exc:
+            raise UsageError(f"cannot write the report to {output}: {exc}") from exc
     print(json.dumps(document, indent=2) if args.json else report.format())
     return EXIT_OK

@@ -55,12 +55,16 @@ Differences from TaskBench, on purpose:
   ``zero_division=0``, as TaskBench gets); when a group has no item on either side (no
   edges in single-node plans) the scores are ``None``, shown as ``-``.
 
-Report groups: overall, by the gold plan's shape (:func:`plan_shape`) and by the number
-of gold subtasks, plus the rate of invalid (failed or rejected) predictions.
+Report groups: overall, by the gold plan's shape (:func:`plan_shape`), by the number of
+gold subtasks and, when the run measures it (``evaluate(..., nearness=nearest_in(bank))``),
+by the similarity of each sample's nearest example in the planner's bank, computed as the
+planner retrieves (:mod:`~hugginggpt.evaluation.nearness`), plus the rate of invalid
+(failed or rejected) predictions.
 
 The modules, each importing only the ones listed before it:
 :mod:`~hugginggpt.evaluation.datasets` (reading samples),
-:mod:`~hugginggpt.evaluation.metrics` (the shape and the counts of one plan) and
+:mod:`~hugginggpt.evaluation.metrics` (the shape and the counts of one plan),
+:mod:`~hugginggpt.evaluation.nearness` (a sample's nearest bank example) and
 :mod:`~hugginggpt.evaluation.report` (running a planner, grouping and formatting the
 results). Every public name is re-exported here.
 """
@@ -83,6 +87,13 @@ from hugginggpt.evaluation.metrics import (
     plan_shape,
     score_plan,
 )
+from hugginggpt.evaluation.nearness import (
+    NEARNESS_BANDS,
+    Nearest,
+    Nearness,
+    nearest_in,
+    nearness_band,
+)
 from hugginggpt.evaluation.report import (
     GroupMetrics,
     Planner,
@@ -94,11 +105,14 @@ from hugginggpt.evaluation.report import (
 __all__ = [
     "Shape",
     "METRICS",
+    "NEARNESS_BANDS",
     "DatasetError",
     "PlanNode",
     "Sample",
     "Counts",
     "PlanScore",
+    "Nearest",
+    "Nearness",
     "GroupMetrics",
     "SampleRecord",
     "Report",
@@ -108,5 +122,7 @@ __all__ = [
     "read_samples",
     "plan_shape",
     "score_plan",
+    "nearest_in",
+    "nearness_band",
     "evaluate",
 ]

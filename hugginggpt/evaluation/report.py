@@ -2,11 +2,13 @@
 
 :func:`evaluate` keeps one :class:`SampleRecord` per sample, invalid predictions
 included (scored as empty plans), so that a :class:`Report` can regroup the records
-(overall, by shape, by size) and be rebuilt from its JSON without running anything again.
+(overall, by shape, by size, by the similarity of the nearest bank example) and be rebuilt
+from its JSON without running anything again.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -14,6 +16,7 @@ from typing import Any, get_args
 
 from hugginggpt.evaluation.datasets import PlanNode, Sample
 from hugginggpt.evaluation.metrics import PlanScore, Shape, plan_shape, score_plan
+from hugginggpt.evaluation.nearness import NEARNESS_BANDS, Nearest, Nearness, nearness_band
 from hugginggpt.graph.state import Subtask
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_items, validate_plan
 
@@ -34,6 +37,7 @@ class SampleRecord:
 
     ``predicted`` lists the tasks the planner proposed, even when the plan was invalid;
     an invalid plan (``valid`` false: ``error`` or ``problems``) is scored as empty.
+    ``nearest`` is the bank example nearest to the request, when the run measured it.
     """
 
     id: str
@@ -45,6 +49,7 @@ class SampleRecord:
     shape: Shape
     latency_s: float
     score: PlanScore
+    nearest: Nearest | None = None
 
     @property
     def size(self) -> int:
@@ -62,6 +67,7 @@ class SampleRecord:
             "size": self.size,
             "latency_s": self.latency_s,
             "score": self.score.to_json(),
+            "nearest": self.nearest.to_json() if self.nearest else None,
         }
 
     @classmethod
@@ -69,6 +75,7 @@ class SampleRecord:
         shape = data["shape"]
         if shape not in get_args(Shape):
             raise ValueError(f"unknown shape {shape!r}")
+        nearest = data.get("nearest")  # absent in reports written before it was measured
         return cls(
             id=str(data["id"]),
             valid=bool(data["valid"]),
@@ -79,6 +86,7 @@ class SampleRecord:
             shape=shape,
             latency_s=float(data["latency_s"]),
             score=PlanScore.from_json(data["score"]),
+            nearest=Nearest.from_json(nearest) if nearest else None,
         )
 
 
@@ -143,6 +151,17 @@ class Report:
         }
 
     @property
+    def by_nearness(self) -> dict[str, GroupMetrics]:
+        """Groups by the similarity of each sample's nearest bank example, in the bands of
+        :data:`~hugginggpt.evaluation.nearness.NEARNESS_BANDS` (lowest first, the bands
+        that hold a sample); samples that were not measured are left out."""
+        bands: dict[str, list[SampleRecord]] = {label: [] for label, _ in NEARNESS_BANDS}
+        for record in self.records:
+            if record.nearest is not None:
+                bands[nearness_band(record.nearest.similarity)].append(record)
+        return {label: GroupMetrics.of(group) for label, group in bands.items() if group}
+
+    @property
     def invalid_rate(self) -> float | None:
         return self.overall.invalid_rate
 
@@ -154,6 +173,7 @@ class Report:
             "overall": self.overall.to_json(),
             "by_shape": {k: v.to_json() for k, v in self.by_shape.items()},
             "by_size": {str(k): v.to_json() for k, v in self.by_size.items()},
+            "by_nearness": {k: v.to_json() for k, v in self.by_nearness.items()},
             "records": [r.to_json() for r in self.records],
         }
 
@@ -172,10 +192,11 @@ class Report:
         lines = [
             f"Planning evaluation: {overall.samples} samples, {overall.invalid} invalid "
             f"({_percent(overall.invalid_rate)}), {self.total_time_s:.2f} s",
+            *self._nearness_line(),
             "",
         ]
         header = (
-            f"{'group':<14}{'n':>5}{'invalid':>9}"
+            f"{'group':<16}{'n':>5}{'invalid':>9}"
             f"{'node P':>8}{'node R':>8}{'node F1':>9}"
             f"{'edge P':>8}{'edge R':>8}{'edge F1':>9}"
             f"{'name F1':>9}{'value F1':>10}"
@@ -184,10 +205,11 @@ class Report:
         groups: list[tuple[str, GroupMetrics]] = [("overall", overall)]
         groups += [(f"shape {k}", v) for k, v in self.by_shape.items()]
         groups += [(f"size {k}", v) for k, v in self.by_size.items()]
+        groups += [(f"nearest {k}", v) for k, v in self.by_nearness.items()]
         for label, group in groups:
             s = group.score
             lines.append(
-                f"{label:<14}{group.samples:>5}{_percent(group.invalid_rate):>9}"
+                f"{label:<16}{group.samples:>5}{_percent(group.invalid_rate):>9}"
                 f"{_num(s.node.precision):>8}{_num(s.node.recall):>8}{_num(s.node.f1):>9}"
                 f"{_num(s.edge.precision):>8}{_num(s.edge.recall):>8}{_num(s.edge.f1):>9}"
                 f"{_num(s.arg_name.f1):>9}{_num(s.arg_value.f1):>10}"
@@ -202,6 +224,16 @@ class Report:
                 lines.append(f"  ... and {len(failed) - _MAX_LISTED_FAILURES} more")
         return "\n".join(lines)
 
+    def _nearness_line(self) -> list[str]:
+        measured = [(r.nearest.similarity, r.id, r.nearest.example)
+                    for r in self.records if r.nearest is not None]
+        if not measured:
+            return []
+        top, sample, example = max(measured)
+        median = statistics.median(similarity for similarity, _, _ in measured)
+        return [f"Nearest bank example (cosine of request shapes, as the planner retrieves): "
+                f"median {median:.3f}, max {top:.3f} ({sample} ~ {example})"]
+
 
 def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
@@ -215,7 +247,8 @@ Planner = Callable[[Sample], list[dict[str, Any]]]
 """Returns a sample's raw plan items; raises (an :class:`Exception`) when it fails."""
 
 
-def _run_one(sample: Sample, planner: Planner, max_subtasks: int) -> SampleRecord:
+def _run_one(sample: Sample, planner: Planner, max_subtasks: int,
+             nearness: Nearness | None) -> SampleRecord:
     error: str | None = None
     problems: list[str] = []
     proposed: list[Subtask] = []
@@ -244,11 +277,15 @@ def _run_one(sample: Sample, planner: Planner, max_subtasks: int) -> SampleRecor
         shape=plan_shape(sample.gold),
         latency_s=latency,
         score=score_plan(sample.gold, predicted),
+        nearest=nearness(sample) if nearness is not None else None,
     )
 
 
-def evaluate(samples: Iterable[Sample], planner: Planner, *, max_subtasks: int = 10) -> Report:
-    """Run ``planner`` on each sample and score its plan against the gold one.
+def evaluate(samples: Iterable[Sample], planner: Planner, *, max_subtasks: int = 10,
+             nearness: Nearness | None = None) -> Report:
+    """Run ``planner`` on each sample and score its plan against the gold one; with
+    ``nearness``, also record each sample's nearest bank example (for
+    :attr:`Report.by_nearness`).
 
     Every prediction goes through ``validate_plan(items, max_subtasks=max_subtasks)``.
     An exception from the planner (an :class:`Exception`; ``KeyboardInterrupt`` and the
@@ -256,7 +293,7 @@ def evaluate(samples: Iterable[Sample], planner: Planner, *, max_subtasks: int =
     sample invalid and its prediction an empty plan; the sample is never dropped.
     """
     started = time.perf_counter()
-    records = [_run_one(sample, planner, max_subtasks) for sample in samples]
+    records = [_run_one(sample, planner, max_subtasks, nearness) for sample in samples]
     return Report(
         records=records, total_time_s=time.perf_counter() - started, max_subtasks=max_subtasks
     )
