@@ -6,7 +6,9 @@ the human approves, edits the plan (re-validated, then selected again) or reject
 more than read its inputs (its declared risk level). ``never``: straight on.
 
 A resume value is ``"approve"``, ``{"action": "approve"}``, ``{"action": "reject",
-"reason": "..."}`` or ``{"action": "edit", "plan": [...]}``, optionally with ``"who"``.
+"reason": "..."}`` or ``{"action": "edit", "plan": [...]}``, optionally with ``"who"``;
+an edited plan is a plan object (a list of subtasks or ``{"subtasks": [...]}``), never
+JSON text to be guessed at.
 Every decision is appended to ``approvals``, the run's audit trail.
 """
 
@@ -21,7 +23,7 @@ from langgraph.types import Command, interrupt
 
 from hugginggpt.graph.context import Context, context_of
 from hugginggpt.graph.state import Approval, State
-from hugginggpt.nodes.planning.validation import PlanParseError, plan_items, validate_plan
+from hugginggpt.nodes.planning.validation import PlanParseError, plan_object, validate_plan
 from hugginggpt.tools.experts.registry import find_tools
 
 __all__ = ["approve", "risky_subtasks", "READ_ONLY"]
@@ -103,7 +105,7 @@ def approve(state: State, runtime: Runtime[Context]) -> Command[Next]:
                 "approvals": [_record(policy, "reject", answer, reason)]})
         if action == "edit":
             try:
-                items = plan_items(answer.get("plan"))
+                items = plan_object(answer.get("plan"), "the edited plan")
             except PlanParseError as exc:
                 problems = [str(exc)]
                 continue

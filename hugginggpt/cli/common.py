@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.graph.context import Context
-from hugginggpt.nodes.planning.validation import PlanParseError, parse_plan_text
+from hugginggpt.nodes.planning.validation import PlanParseError, plan_from_json
 from hugginggpt.tools.env import env
 from hugginggpt.tools.llm.config import ConfigError, routing_config
 
@@ -49,12 +49,20 @@ def load_plugins(modules: list[str]) -> None:
 
 
 def read_plan(path: str) -> list[dict[str, Any]]:
+    """The subtasks of a plan file (``--plan``): strict JSON, never read like an LLM's
+    reply, so a file cut short is refused with its line and column instead of running
+    in part. The plan itself is validated by the planner stage."""
     try:
-        return parse_plan_text(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte order mark is fine
     except OSError as exc:
         raise UsageError(f"cannot read the plan file {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"the plan file {path} holds no plan: it is not UTF-8 text (byte "
+                         f"{exc.start}); a plan file is JSON") from None
+    try:
+        return plan_from_json(text, "it")
     except PlanParseError as exc:
-        raise UsageError(f"the plan file {path} holds no plan: {exc}") from exc
+        raise UsageError(f"the plan file {path} holds no plan: {exc}") from None
 
 
 def checked(context: Context) -> Context:
