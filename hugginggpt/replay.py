@@ -11,6 +11,7 @@ from dataclasses import fields
 from typing import Any
 
 from hugginggpt.graph.context import Context
+from hugginggpt.graph.state import FINISHED
 from hugginggpt.tools.llm.records import stable_text
 from hugginggpt.tools.llm.replay import Recording
 
@@ -31,8 +32,7 @@ def replay_setup(values: dict[str, Any]) -> tuple[dict[str, Any], Any, Recording
     if not settings:
         raise ValueError("the thread's run recorded no settings (it predates traces)")
     history = list(values.get("history") or [])
-    finished = values.get("status") in ("completed", "aborted") and not values.get(
-        "plan_attempts")
+    finished = values.get("status") in FINISHED and not values.get("plan_attempts")
     turn = len(history) // 2 - (1 if finished else 0)
     recording = Recording([c for c in values.get("llm_calls") or [] if c.turn == turn])
     known = {f.name for f in fields(Context)}

@@ -21,7 +21,13 @@ import argparse
 import sys
 
 from hugginggpt.cli import demo, evaluate, models, replay, resume, run, trace
-from hugginggpt.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, load_plugins
+from hugginggpt.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    UsageError,
+    exit_codes_help,
+    load_plugins,
+)
 
 __all__ = ["main", "COMMANDS"]
 
@@ -32,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hugginggpt",
         description="HuggingGPT on LangGraph: an LLM plans, Hugging Face experts execute.",
+        epilog=exit_codes_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
@@ -40,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; returns its exit code (0 done, 1 aborted, 2 usage, 130 stopped)."""
+    """Run one command; returns its exit code (see :data:`~hugginggpt.cli.common.EXIT_CODES`:
+    one per outcome of a run; 2 for bad input)."""
     args = _parser().parse_args(argv)
     try:
         load_plugins(getattr(args, "plugin", []))

@@ -13,7 +13,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 
 from hugginggpt.api import RECURSION_LIMIT
-from hugginggpt.cli.common import EXIT_ABORTED, EXIT_OK, UsageError, add_common, saved_settings
+from hugginggpt.cli.common import EXIT_DIFFERENT, EXIT_OK, UsageError, add_common, saved_settings
 from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer
 from hugginggpt.replay import differences, replay_setup
@@ -64,4 +64,4 @@ async def _replay(args: argparse.Namespace) -> int:
         print(f"  {recording.unused} recorded call(s) were not asked for", file=sys.stderr)
     print("  same plan, selections and response as recorded" if not found else
           f"  {len(found)} difference(s) from the recording", file=sys.stderr)
-    return EXIT_OK if not found else EXIT_ABORTED
+    return EXIT_OK if not found else EXIT_DIFFERENT
