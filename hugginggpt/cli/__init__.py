@@ -11,8 +11,9 @@
 Progress goes to stderr; the answer (or, with ``--json``, one JSON document) to stdout.
 The settings of a run are saved beside its checkpoints
 (``<workspace>/threads/<thread>.json``, never secrets) so that ``resume`` continues
-with the same ones. A new command is a module here with an ``add_parser(sub)`` that
-sets its ``handler``, listed in :data:`COMMANDS`.
+with the same ones, from any folder (a per-user index points at them). A new command
+is a module here with an ``add_parser(sub)`` that sets its ``handler``, listed in
+:data:`COMMANDS`.
 """
 
 from __future__ import annotations
