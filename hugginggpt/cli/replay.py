@@ -60,8 +60,8 @@ async def _replay(args: argparse.Namespace) -> int:
         print(replayed.get("response") or f"(no response; status {replayed.get('status')})")
     print(f"replayed thread {args.thread} as {target_id} with "
           f"{len(recording.calls)} recorded LLM call(s), no LLM called", file=sys.stderr)
-    for role, source in parts.items():
-        print(f"  {role}: {source}", file=sys.stderr)
+    for role, came_from in parts.items():
+        print(f"  {role}: {came_from}", file=sys.stderr)
     for note in [*recording.divergences, *found]:
         print(f"  differs: {note}", file=sys.stderr)
     if recording.unused:
