@@ -15,13 +15,14 @@ blocked threads lasting longer than the subtask timeout; one run in ten gets a
 of ``--concurrency`` at once, half of them through ``ainvoke`` on the event loop and half
 through ``invoke`` in worker threads.
 
-A run is **completed** (every subtask done), **partial** (completed, some subtasks failed
-or skipped) or **aborted**. It is **unexplained** when an exception escaped ``invoke``,
-the status is neither completed nor aborted, an abort has no reason, a subtask of a
-completed run has no result (unless its selection says why no model can run it), a
-failed or skipped subtask has no reason (empty, a bare exception type, or an internal
-error), or a done subtask's outputs are not what its task
-type declares (checked here, independently of the executor's own validation).
+A run is **completed** (every subtask done), **partial** (some subtasks failed or
+skipped: the run's status is ``partial`` or ``failed``) or **aborted**. It is
+**unexplained** when an exception escaped ``invoke``, the status is not the one its
+results give (``completed`` all done, ``partial`` some, ``failed`` none) nor aborted, an
+abort has no reason, a subtask of a finished run has no result, a failed or skipped
+subtask has no reason (empty, a bare exception type, or an internal error), or a done
+subtask's outputs are not what its task type declares (checked here, independently of
+the executor's own validation).
 
 Targets, each with a PASS/FAIL line:
 
@@ -250,16 +251,17 @@ def classify(trial: Trial, out: dict[str, Any] | None, escaped: BaseException | 
     if status == "aborted":
         reason = out.get("abort_reason") or ""
         return ("aborted", []) if len(reason) > 20 else ("unexplained", ["abort without reason"])
-    if status != "completed":
+    if status not in ("completed", "partial", "failed"):
         return "unexplained", [f"status {status!r}"]
     problems = []
     results = out.get("results") or {}
+    done_count = sum(r.status == "done" for r in results.values())
+    told = ("completed" if done_count == len(trial.plan) else "partial" if done_count
+            else "failed")
+    if status != told:
+        problems.append(f"status {status!r}, but the results say {told!r}")
     for st in trial.plan:
         result = results.get(st["id"])
-        selection = (out.get("selections") or {}).get(st["id"])
-        if result is None and selection is not None and selection.model is None \
-                and len(selection.reason) > 20:
-            continue  # no model can run it: not run, and the selection says why
         if result is None:
             problems.append(f"subtask {st['id']}: no result")
         elif result.status == "done":

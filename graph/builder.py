@@ -4,8 +4,9 @@
               |  \\-(invalid, retries left)-> plan
               |   \\-(empty plan: no tools needed)-> respond
               \\-(invalid, no retries left / no LLM / LLM down)-> abort -> END
-    select -(no subtask has a model)-> respond
-    approve -(policy satisfied)-> execute, -(plan edited)-> select, -(rejected)-> abort
+    select -(no subtask has a model)-> execute (each fails with the reason) -> respond
+    approve -(policy satisfied)-> execute, -(plan edited)-> select, -(rejected)-> abort,
+            -(approval needed)-> approve (the state says ``waiting``, then it asks)
 """
 
 from __future__ import annotations
@@ -54,14 +55,15 @@ def build_graph(
     )
     builder.add_node("plan", plan)
     builder.add_node("select", select)
-    builder.add_node("approve", approve, destinations=("execute", "select", "abort"))
+    builder.add_node("approve", approve,
+                     destinations=("approve", "execute", "select", "abort"))
     # one node, two bodies: invoke/stream run execute, ainvoke/astream and the server aexecute
     builder.add_node("execute", RunnableLambda(execute, afunc=aexecute, name="execute"))
     builder.add_node("respond", respond)
     builder.add_node("abort", abort)
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", route_after_plan, ["select", "respond", "plan", "abort"])
-    builder.add_conditional_edges("select", route_after_select, ["approve", "respond"])
+    builder.add_conditional_edges("select", route_after_select, ["approve", "execute"])
     builder.add_edge("execute", "respond")
     builder.add_edge("respond", END)
     builder.add_edge("abort", END)

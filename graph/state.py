@@ -29,6 +29,8 @@ __all__ = [
     "State",
     "OutputState",
     "RunStatus",
+    "FINISHED",
+    "outcome",
     "merge_by_id",
     "append",
     "STATE_TYPES",
@@ -37,8 +39,25 @@ __all__ = [
 MAX_SUBTASK_ID = 2**31 - 1
 """Subtask ids are small in practice; the bound keeps them storable by every checkpointer."""
 
-RunStatus = Literal["running", "completed", "aborted", "interrupted"]
+RunStatus = Literal["running", "waiting", "completed", "partial", "failed", "aborted"]
+"""Where a run is, as its state says (and the LangGraph server shows):
+
+- ``running``: under way; a run that stopped before its end (Ctrl-C, a crash) stays
+  ``running`` with steps still to take, and resumes from there;
+- ``waiting``: for a human's approval of the plan;
+- ``completed``: every planned subtask done, or no subtask was needed (an empty plan:
+  the request was answered directly);
+- ``partial``: some subtasks done, the others failed or skipped;
+- ``failed``: there was a plan, but no subtask was done;
+- ``aborted``: nothing could go on: no valid plan, the LLM planner down, the plan
+  rejected (``abort_reason`` says why).
+
+Every planned subtask of a finished run has a result (done, failed or skipped, with
+the reason)."""
 ResultStatus = Literal["done", "failed", "skipped"]
+
+FINISHED: tuple[RunStatus, ...] = ("completed", "partial", "failed", "aborted")
+"""The statuses of a run that has ended."""
 
 
 class ChatTurn(BaseModel):
@@ -139,6 +158,15 @@ class Approval(BaseModel):
     at: str
     """When, as an ISO 8601 UTC timestamp."""
     detail: str = ""
+
+
+def outcome(plan: list[Subtask], results: dict[int, SubtaskResult]) -> RunStatus:
+    """A finished run's status from its results: ``completed`` when every planned
+    subtask is done (or none was planned), ``partial`` when some are, else ``failed``."""
+    done = sum(1 for st in plan if (r := results.get(st.id)) is not None and r.status == "done")
+    if done == len(plan):
+        return "completed"
+    return "partial" if done else "failed"
 
 
 def merge_by_id(current: dict[int, Any] | None, update: dict[int, Any] | None) -> dict[int, Any]:

@@ -11,7 +11,7 @@
 
     # approvals: the run stops before anything runs, then resumes with the decision
     pending = hugginggpt.run("Caption photo.jpg", files=["photo.jpg"], approval="plan")
-    if pending.status == "interrupted":
+    if pending.status == "waiting":
         done = hugginggpt.resume(pending.thread_id, {"action": "approve", "who": "ana"})
 
 Settings are the fields of :class:`~hugginggpt.graph.context.Context` (``backend``,
@@ -39,14 +39,14 @@ from pydantic import BaseModel, Field
 from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer
 from hugginggpt.graph.context import Context
-from hugginggpt.graph.state import Approval, Selection, Subtask, SubtaskResult
+from hugginggpt.graph.state import FINISHED, Approval, Selection, Subtask, SubtaskResult
 from hugginggpt.tools.artifacts import is_artifact_ref
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.kinds import is_url
 from hugginggpt.tools.llm.config import routing_config
 from hugginggpt.tools.llm.records import LLMCall, usage_totals
 
-__all__ = ["RunResult", "run", "arun", "resume", "aresume", "make_context", "drive",
+__all__ = ["RunResult", "Outcome", "run", "arun", "resume", "aresume", "make_context", "drive",
            "attached_files", "RECURSION_LIMIT"]
 
 T = TypeVar("T")
@@ -58,17 +58,32 @@ RECURSION_LIMIT = 50
 """Graph steps a run may take (plan retries loop; nothing else does)."""
 
 
+Outcome = Literal["completed", "partial", "failed", "aborted", "waiting", "interrupted"]
+"""How a run ended (see :class:`RunResult`)."""
+
+
 class RunResult(BaseModel):
     """How a run ended, with everything it produced.
 
-    ``status`` is ``completed`` (every subtask done, or some failed or skipped, each with
-    its reason in ``results``), ``aborted`` (``abort_reason`` says why) or
-    ``interrupted`` (waiting for an approval, see ``approval``; or stopped before its
-    end: resume the thread).
+    ``status`` is one of:
+
+    - ``completed``: every planned subtask done (or none was needed: an empty plan,
+      the request answered directly);
+    - ``partial``: some done, the others failed or skipped;
+    - ``failed``: there was a plan, but no subtask was done;
+    - ``aborted``: nothing could go on: no valid plan, the LLM planner down, the plan
+      rejected (``abort_reason`` says why);
+    - ``waiting``: for a human's approval (``approval`` is the question; answer with
+      :func:`resume`);
+    - ``interrupted``: stopped before its end (Ctrl-C, a cancellation, a crash): resume
+      the thread and only what had not finished runs again.
+
+    Every planned subtask of a finished run has its result in ``results`` (done, failed
+    or skipped, with the reason in ``error``).
     """
 
     thread_id: str
-    status: Literal["completed", "aborted", "interrupted", "running"]
+    status: Outcome
     response: str = ""
     request: str = ""
     workspace: Path
@@ -108,8 +123,9 @@ class RunResult(BaseModel):
         """The result as the thread's latest checkpoint has it."""
         values = dict(snapshot.values)
         pending = snapshot.interrupts[0].value if snapshot.interrupts else None
-        status = ("interrupted" if interrupted or snapshot.next
-                  else values.get("status", "running"))
+        status = values.get("status")
+        if interrupted or status not in FINISHED or snapshot.next:
+            status = "waiting" if pending is not None and not interrupted else "interrupted"
         fields = {name: values[name] for name in cls.model_fields if name in values}
         return cls(**fields | {"thread_id": thread_id, "status": status,
                                "workspace": Path(workspace), "approval": pending})

@@ -1,8 +1,11 @@
 """Replaying a thread's latest run from its recorded LLM replies (``hugginggpt replay``).
 
 The run's settings come from its state; a :class:`~hugginggpt.tools.llm.replay.Recording`
-of its LLM calls stands in for the endpoints; the experts run again for real. Then the
-outcome is compared with the recording.
+of its LLM calls stands in for the endpoints of the roles that had an LLM; what the run
+did without one (the offline planner, a fixed plan, the ranking, the template
+responder) is deterministic and is recomputed. The experts run again for real. Then the
+outcome is compared with the recording, and :func:`replayed_parts` says which part came
+from where.
 """
 
 from __future__ import annotations
@@ -11,10 +14,24 @@ from dataclasses import fields
 from typing import Any
 
 from hugginggpt.graph.context import Context
+from hugginggpt.graph.state import FINISHED
+from hugginggpt.tools.llm.config import ROLES
 from hugginggpt.tools.llm.records import stable_text
 from hugginggpt.tools.llm.replay import Recording
 
-__all__ = ["replay_setup", "differences"]
+__all__ = ["replay_setup", "differences", "replayed_parts", "llm_roles"]
+
+_WITHOUT_LLM = {"planner": ("offline", "fixed plan", "none"), "selector": ("ranking only",),
+                "responder": ("template (no LLM",)}
+"""How each stage's label (``State.planner`` ...) begins when the run had no LLM for it."""
+
+
+def llm_roles(values: dict[str, Any], calls: list[Any]) -> set[str]:
+    """The roles the recorded run gave to an LLM: those with recorded calls, and those
+    whose stage does not say it ran without one (a selector with no close call to ask
+    about made no call, yet had an LLM)."""
+    return {c.role for c in calls} | {
+        role for role in ROLES if not str(values.get(role) or "").startswith(_WITHOUT_LLM[role])}
 
 
 def replay_setup(values: dict[str, Any]) -> tuple[dict[str, Any], Any, Recording]:
@@ -31,16 +48,34 @@ def replay_setup(values: dict[str, Any]) -> tuple[dict[str, Any], Any, Recording
     if not settings:
         raise ValueError("the thread's run recorded no settings (it predates traces)")
     history = list(values.get("history") or [])
-    finished = values.get("status") in ("completed", "aborted") and not values.get(
-        "plan_attempts")
+    finished = values.get("status") in FINISHED and not values.get("plan_attempts")
     turn = len(history) // 2 - (1 if finished else 0)
-    recording = Recording([c for c in values.get("llm_calls") or [] if c.turn == turn])
+    calls = [c for c in values.get("llm_calls") or [] if c.turn == turn]
+    recording = Recording(calls, roles=llm_roles(values, calls))
     known = {f.name for f in fields(Context)}
     context = Context(**({k: v for k, v in settings.items() if k in known}
                          | {"replay": recording, "approval": "never"}))
     graph_input = {"request": values["request"], "files": list(values.get("files") or []),
                    "history": history[: 2 * turn]}
     return graph_input, context, recording
+
+
+def replayed_parts(replayed: dict[str, Any], recording: Recording) -> dict[str, str]:
+    """For each stage that ran in the replay, where its LLM side came from: the recorded
+    replies, or a recomputation without an LLM (what the stage says it used)."""
+    parts = {}
+    for role in ROLES:
+        label = str(replayed.get(role) or "")
+        if not label:
+            continue  # the stage did not run
+        count = sum(c.role == role for c in replayed.get("llm_calls") or [])
+        if not recording.serves(role):
+            parts[role] = f"recomputed without an LLM: {label}"
+        elif count:
+            parts[role] = f"from {count} recorded LLM call{'s' if count > 1 else ''}"
+        else:
+            parts[role] = "from the recording, which needed no LLM call here"
+    return parts
 
 
 def differences(recorded: dict[str, Any], replayed: dict[str, Any]) -> list[str]:

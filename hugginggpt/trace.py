@@ -12,7 +12,7 @@ import json
 import time
 from typing import Any
 
-from hugginggpt.graph.state import SubtaskResult
+from hugginggpt.graph.state import FINISHED, SubtaskResult
 from hugginggpt.tools.artifacts import is_artifact_ref
 from hugginggpt.tools.llm.records import LLMCall, usage_totals
 
@@ -82,7 +82,7 @@ async def thread_runs(compiled: Any, config: Any) -> list[dict[str, Any]]:
         return []
     runs = []
     async for snapshot in compiled.aget_state_history(config):
-        if not snapshot.next and snapshot.values.get("status") in ("completed", "aborted"):
+        if not snapshot.next and snapshot.values.get("status") in FINISHED:
             turn = len(snapshot.values.get("history") or []) // 2 - 1
             runs.append(run_trace(dict(snapshot.values), snapshot, turn))
     runs.reverse()

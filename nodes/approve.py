@@ -6,8 +6,12 @@ the human approves, edits the plan (re-validated, then selected again) or reject
 more than read its inputs (its declared risk level). ``never``: straight on.
 
 A resume value is ``"approve"``, ``{"action": "approve"}``, ``{"action": "reject",
-"reason": "..."}`` or ``{"action": "edit", "plan": [...]}``, optionally with ``"who"``.
-Every decision is appended to ``approvals``, the run's audit trail.
+"reason": "..."}`` or ``{"action": "edit", "plan": [...]}``, optionally with ``"who"``;
+an edited plan is a plan object (a list of subtasks or ``{"subtasks": [...]}``), never
+JSON text to be guessed at.
+Every decision is appended to ``approvals``, the run's audit trail. Before it asks,
+the stage sets the run's status to ``waiting`` (a step of its own, since an interrupted
+step writes nothing), so the thread's state says so, on the LangGraph server too.
 """
 
 from __future__ import annotations
@@ -21,13 +25,13 @@ from langgraph.types import Command, interrupt
 
 from hugginggpt.graph.context import Context, context_of
 from hugginggpt.graph.state import Approval, State
-from hugginggpt.nodes.planning.validation import PlanParseError, plan_items, validate_plan
+from hugginggpt.nodes.planning.validation import PlanParseError, plan_object, validate_plan
 from hugginggpt.tools.experts.registry import find_tools
 
 __all__ = ["approve", "risky_subtasks", "READ_ONLY"]
 
 READ_ONLY = "read-only"
-Next = Literal["execute", "select", "abort"]
+Next = Literal["approve", "execute", "select", "abort"]
 
 
 def risky_subtasks(state: State) -> list[dict[str, Any]]:
@@ -88,13 +92,16 @@ def approve(state: State, runtime: Runtime[Context]) -> Command[Next]:
     risky = risky_subtasks(state) if policy == "risky" else []
     if policy == "never" or state.approved or (policy == "risky" and not risky):
         return Command(goto="execute")
+    if state.status != "waiting":
+        return Command(goto="approve", update={"status": "waiting"})
     get_stream_writer()({"type": "stage", "stage": "approve", "event": "start"})
     problems: list[str] = []
     while True:  # each pass is one interrupt; an invalid edit is shown back with its problems
         action, answer = _decision(interrupt(_request(state, policy, risky, problems)))
         if action == "approve":
             return Command(goto="execute", update={
-                "approved": True, "approvals": [_record(policy, "approve", answer, "")]})
+                "approved": True, "status": "running",
+                "approvals": [_record(policy, "approve", answer, "")]})
         if action == "reject":
             reason = str(answer.get("reason") or "no reason given")
             return Command(goto="abort", update={
@@ -103,7 +110,7 @@ def approve(state: State, runtime: Runtime[Context]) -> Command[Next]:
                 "approvals": [_record(policy, "reject", answer, reason)]})
         if action == "edit":
             try:
-                items = plan_items(answer.get("plan"))
+                items = plan_object(answer.get("plan"), "the edited plan")
             except PlanParseError as exc:
                 problems = [str(exc)]
                 continue
@@ -112,6 +119,7 @@ def approve(state: State, runtime: Runtime[Context]) -> Command[Next]:
                 continue
             return Command(goto="select", update={
                 "plan": subtasks, "approved": True, "selections": None, "results": None,
+                "status": "running",
                 "approvals": [_record(policy, "edit", answer,
                                       f"{len(subtasks)} subtask(s): "
                                       + ", ".join(s.task for s in subtasks))]})

@@ -21,7 +21,12 @@ from hugginggpt.graph.state import State
 from hugginggpt.nodes.demand import predicted_tokens, tier_needed
 from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
 from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
-from hugginggpt.nodes.planning.validation import PlanParseError, parse_plan_text, validate_plan
+from hugginggpt.nodes.planning.validation import (
+    PlanParseError,
+    parse_plan_text,
+    plan_object,
+    validate_plan,
+)
 from hugginggpt.nodes.prompts import (
     PLANNER_EXAMPLES,
     PLANNER_REPAIR,
@@ -143,7 +148,12 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
                    "settings": settings_of(context)}
 
     if context.plan is not None:
-        items, reply, planner = context.plan, json.dumps(context.plan), "fixed plan"
+        planner = "fixed plan"
+        try:
+            items, reply = plan_object(context.plan, "the plan setting"), json.dumps(context.plan)
+        except PlanParseError as exc:
+            return update | _abort(f"the plan file is invalid:\n- {exc}", planner=planner,
+                                   plan_errors=[str(exc)])
     elif not _uses_llm(context):
         return update | _plan_offline(state, context)
     else:

@@ -3,6 +3,11 @@
 The LLM sees a digest of the results (text outputs, artifact paths, errors), never the
 bytes of an image or audio file. With no responder LLM configured, or when it fails, a
 template writes the same facts plainly and says so.
+
+Both ends of a run are here: :func:`respond` and :func:`abort`. Each leaves a result for
+every planned subtask (one that never ran is skipped with the reason), so a finished
+run always accounts for its whole plan, and sets the run's status from them (see
+:data:`~hugginggpt.graph.state.RunStatus`).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from hugginggpt.graph.context import Context, context_of
-from hugginggpt.graph.state import ChatTurn, State
+from hugginggpt.graph.state import ChatTurn, State, SubtaskResult, outcome
 from hugginggpt.nodes.demand import predicted_tokens, tier_needed
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
 from hugginggpt.tools.artifacts import is_artifact_ref
@@ -26,7 +31,7 @@ from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import reply_text
 from hugginggpt.tools.text import clip
 
-__all__ = ["respond", "abort", "results_digest", "template_response"]
+__all__ = ["respond", "abort", "results_digest", "template_response", "unrun_results"]
 
 _MAX_INLINE = 600
 _MAX_ARG = 300
@@ -85,10 +90,28 @@ def template_response(state: State, note: str) -> str:
     return header + results_digest(state)
 
 
+def unrun_results(state: State, why: str) -> dict[int, SubtaskResult]:
+    """Results for the planned subtasks that have none: skipped, saying ``why`` (and
+    the selection's reason when no model was chosen)."""
+    missing: dict[int, SubtaskResult] = {}
+    for st in state.plan:
+        if st.id in state.results:
+            continue
+        selection = state.selections.get(st.id)
+        reason = f"; {selection.reason}" if selection and not selection.model else ""
+        missing[st.id] = SubtaskResult(id=st.id, task=st.task, status="skipped",
+                                       error=f"not run: {why}{reason}")
+    return missing
+
+
 def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Write the answer and mark the run completed."""
+    """Write the answer, and set the run's status from its results."""
     context = context_of(runtime)
     get_stream_writer()({"type": "stage", "stage": "respond", "event": "start"})
+    # execution leaves a result for every subtask; this only guards the invariant
+    missing = unrun_results(state, "the run reached its answer before this subtask ran")
+    if missing:
+        state = state.model_copy(update={"results": state.results | missing})
     calls: list[LLMCall] = []
     failures = sum(r.status != "done" for r in state.results.values())
     try:
@@ -115,7 +138,8 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "response": text,
         "responder": responder,
         "llm_calls": calls,
-        "status": "completed",
+        "results": missing,
+        "status": outcome(state.plan, state.results),
         "plan_attempts": 0,
         "history": [ChatTurn(role="user", content=state.request),
                     ChatTurn(role="assistant", content=text)],
@@ -123,10 +147,12 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def abort(state: State) -> dict[str, Any]:
-    """End the run with the reason, keeping everything computed so far."""
+    """End the run with the reason, keeping everything computed so far; a planned
+    subtask (a rejected plan's) is skipped with the reason."""
     text = f"The run was aborted: {state.abort_reason}"
     return {
         "response": text,
+        "results": unrun_results(state, f"the run was aborted: {state.abort_reason}"),
         "status": "aborted",
         "plan_attempts": 0,
         "history": [ChatTurn(role="user", content=state.request),

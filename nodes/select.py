@@ -216,7 +216,9 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {"selections": selections, "selector": label, "llm_calls": calls}
 
 
-def route_after_select(state: State) -> Literal["approve", "respond"]:
-    """Skip execution when no subtask got a model: there is nothing to run."""
+def route_after_select(state: State) -> Literal["approve", "execute"]:
+    """Ask for approval only when some subtask got a model; with nothing to run,
+    execution still gives every subtask its result (failed: no model, with the reason;
+    its dependents skipped), as it does in a plan where only some can run."""
     runnable = any(s.model for s in state.selections.values())
-    return "approve" if runnable else "respond"
+    return "approve" if runnable else "execute"

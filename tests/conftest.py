@@ -47,8 +47,9 @@ def _loopback_only(self: socket.socket, address: Any) -> Any:
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Block real outbound calls, clear the user's LLM settings and hide a saved Hugging
-    Face login (huggingface_hub reads its offline switch once, at import)."""
+    """Block real outbound calls, clear the user's LLM settings, hide a saved Hugging
+    Face login (huggingface_hub reads its offline switch once, at import) and give the
+    test its own index of threads."""
     import huggingface_hub.constants
 
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
@@ -65,6 +66,9 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFa
         if name.startswith("HUGGINGGPT_"):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # the per-user index of threads (resume from any folder): one per test, never the
+    # user's own
+    monkeypatch.setenv("HUGGINGGPT_STATE_DIR", str(tmp_path_factory.mktemp("state")))
 
 
 @pytest.fixture(autouse=True)

@@ -59,7 +59,7 @@ def test_run_works_inside_a_running_event_loop_and_arun_streams_events(tmp_path)
 
 def test_approval_interrupts_then_resume_runs_the_plan(tmp_path):
     pending = hugginggpt.run("Draw a red boat", **_settings(tmp_path, approval="plan"))
-    assert pending.status == "interrupted" and not pending.results
+    assert pending.status == "waiting" and not pending.results  # was "interrupted" (issue 12)
     assert pending.approval is not None and len(pending.approval["plan"]) == 3
     done = hugginggpt.resume(pending.thread_id, {"action": "approve", "who": "ana"},
                              **_settings(tmp_path, approval="plan"))

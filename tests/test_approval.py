@@ -77,7 +77,11 @@ def test_rejection_ends_the_run_with_the_reason(compiled, workspace):
                                           "who": "bo"}), config, context=context)
     assert out["status"] == "aborted"
     assert out["abort_reason"] == "the plan was rejected: too costly"
-    assert out["results"] == {} and out["approvals"][0].who == "bo"
+    assert out["approvals"][0].who == "bo"
+    # nothing ran, and every planned subtask says so (was: no results; issue 12)
+    assert {i: r.status for i, r in out["results"].items()} == {0: "skipped", 1: "skipped"}
+    assert all(r.attempts == 0 and "the plan was rejected: too costly" in r.error
+               for r in out["results"].values())
 
 
 def test_risky_policy_asks_only_for_tools_above_read_only(compiled, workspace, test_tools):
@@ -120,14 +124,18 @@ def test_cli_waits_for_approval_then_resume_decides(capsys, workspace, tmp_path,
                  "--json", "--workspace", str(workspace)])
     out, err = capsys.readouterr()
     doc = json.loads(out)
-    assert code == 130 and doc["status"] == "interrupted"
+    # waiting has its own status and code (was "interrupted" and 130, Ctrl-C's; issue 12)
+    assert code == 6 and doc["status"] == "waiting"
     assert doc["interrupt"]["policy"] == "plan"
     assert "hugginggpt resume --thread cli-a --approve" in err
 
     code = main(["resume", "--thread", "cli-a", "--json", "--workspace", str(workspace),
                  *answer])
     doc = json.loads(capsys.readouterr().out)
-    assert doc["status"] == status and len(doc["results"]) == ran
+    assert code == (0 if status == "completed" else 5)
+    # every planned subtask has a result; a rejected plan's are skipped (issue 12)
+    assert doc["status"] == status and len(doc["results"]) == 2
+    assert sum(r["status"] == "done" for r in doc["results"].values()) == ran
     assert doc["approvals"][0]["action"] == ("approve" if status == "completed" else "reject")
 
 

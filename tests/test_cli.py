@@ -67,7 +67,7 @@ def test_invalid_plan_file_aborts_with_its_problems(capsys, workspace, tmp_path)
                                 "args": {"image": "not an image"}}]))
     code, out, err = _run(capsys, "run", "x", "--dry-run", "--plan", str(bad), "--json",
                           "--workspace", str(workspace))
-    assert code == 1
+    assert code == 5  # aborted's own code; 1 is Python's for an unexpected error (issue 12)
     doc = json.loads(out)
     assert doc["status"] == "aborted"
     assert "plan file is invalid" in doc["abort_reason"]

@@ -71,7 +71,7 @@ def test_failing_subtask_skips_dependents_and_spares_siblings(
     assert results[1].status == "skipped" and "dependency 0" in results[1].error
     assert results[2].status == "skipped" and "dependency 1" in results[2].error
     assert results[3].status == "done" and results[3].outputs["text"] == "ok: fine text"
-    assert out["status"] == "completed"
+    assert out["status"] == "partial"  # was "completed": a script could not tell (issue 12)
     # the dependents never ran on an unresolved placeholder
     assert all("GENERATED" not in text for _, text in calls)
 
@@ -171,15 +171,18 @@ def test_selector_llm_is_not_asked_for_a_clear_winner(
     assert llm_server.calls("selector") == []
 
 
-def test_no_model_for_a_task_fails_it_and_skips_execution(compiled, make_context, llm_server):
+def test_no_model_for_a_task_fails_it_with_the_reason(compiled, make_context, llm_server):
     llm_server.script("planner", _plan(_sub(0, "text-to-speech", [], text="hi")))
     out = run(compiled, make_context(backend="lite"))
     assert out["selections"][0].model is None
     assert "no model can run text-to-speech" in out["selections"][0].reason
-    assert out["results"] == {}
-    assert out["status"] == "completed"
+    # was: no result and "completed" (issue 12): every planned subtask has a result
+    assert out["results"][0].status == "failed"
+    assert out["results"][0].error == out["selections"][0].reason
+    assert out["results"][0].attempts == 0  # no tool ran
+    assert out["status"] == "failed"
     digest = llm_server.calls("responder")[0]["messages"][-1]["content"]
-    assert "not run" in digest
+    assert "status: failed: no model can run text-to-speech" in digest
 
 
 def test_missing_input_file_fails_with_a_clear_error(compiled, make_context, llm_server):

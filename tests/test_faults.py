@@ -1,6 +1,7 @@
 """Fault injection. Tools: every fault a simulated expert can inject (tools/faults.py),
 alone and combined, through ``invoke`` and ``ainvoke``, ends in an explained outcome (the
-run completed; each subtask done, or failed/skipped with its reason), never an exception
+run completed, partial or failed as its results say; each subtask done, or failed/skipped
+with its reason), never an exception
 that escapes and never a thread or task left behind. LLM endpoints: faults of the
 scripted server (HTTP errors, a reply slower than the timeout, empty or malformed plans)
 end the run completed or aborted with the failure told in ``abort_reason``/``response``.
@@ -106,10 +107,13 @@ def assert_output_kinds(result: Any, workspace: Path) -> None:
 
 def assert_explained(out: dict[str, Any], workspace: Path,
                      plan: list[dict[str, Any]] = PLAN) -> None:
-    """The run ended completed, every subtask has a result, every failure a reason, and
-    every success the outputs its task type declares."""
-    assert out["status"] == "completed", out.get("abort_reason")
+    """The run ended with the status its results give (was: always "completed"; issue
+    12), every subtask has a result, every failure a reason, and every success the
+    outputs its task type declares."""
     assert sorted(out["results"]) == [s["id"] for s in plan]
+    done = sum(r.status == "done" for r in out["results"].values())
+    expected = "completed" if done == len(plan) else "partial" if done else "failed"
+    assert out["status"] == expected, out.get("abort_reason")
     for result in out["results"].values():
         assert result.status in ("done", "failed", "skipped")
         if result.status != "done":

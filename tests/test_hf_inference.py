@@ -421,7 +421,9 @@ def test_unavailable_models_are_not_candidates(compiled, make_context, llm_serve
     catalog = catalog_file(("summarization", "acme/summarizer", 100))
     out = run(compiled, make_context(backend="hf-inference", catalog=catalog))
     assert out["selections"][0].model is None
-    assert out["results"] == {}
+    # not run, and its result says why (was: no result at all; issue 12)
+    assert out["results"][0].status == "failed" and out["results"][0].attempts == 0
+    assert out["results"][0].error == out["selections"][0].reason
 
 
 def test_registers_the_task_types_the_client_supports():

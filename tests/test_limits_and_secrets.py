@@ -73,7 +73,7 @@ def test_an_echoed_key_reaches_nothing_we_write(capsys, caplog, monkeypatch, tmp
     code = main(["run", "Summarize this", "--llm-config", str(config), "--dry-run",
                  "--json", "--workspace", str(workspace), "--thread", "leak"])
     out, err = capsys.readouterr()
-    assert code == 1 and "401" in json.loads(out)["abort_reason"]
+    assert code == 5 and "401" in json.loads(out)["abort_reason"]  # aborted (issue 12: was 1)
     # the endpoint echoed what it was sent: the key (or, with credentials in the URL,
     # httpx's Basic authorization made of them)
     assert f"you sent {scheme} [redacted]" in json.loads(out)["abort_reason"]

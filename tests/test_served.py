@@ -104,6 +104,7 @@ def test_served_graph_with_approval_history_and_restart(server: DevServer, tmp_p
     assert stages[:3] == ["plan", "select", "approve"]
     [pending] = state["interrupts"]
     assert pending["value"]["policy"] == "plan" and len(pending["value"]["plan"]) == 3
+    assert state["values"]["status"] == "waiting"  # the server's state says so (issue 12)
 
     edited = PLAN[:2]  # drop the summary; keep draw and caption
 

@@ -45,7 +45,7 @@ def test_the_soak_judges_what_it_is_given(tmp_path):
                              outputs={"text": "a summary"}),
             1: SubtaskResult(id=1, task="text-classification", status="failed",
                              error="ToolExecutionError: no such label set [tried: m (X)]")}
-    out = {"status": "completed", "results": good, "selections": {}}
+    out = {"status": "partial", "results": good, "selections": {}}
     assert soak.classify(trial, out, None, tmp_path) == ("partial", [])
 
     def judged(**changes):
@@ -61,7 +61,9 @@ def test_the_soak_judges_what_it_is_given(tmp_path):
     assert judged(results={0: good[0]}) == "unexplained"
     not_run = Selection(subtask_id=1, task="text-classification", model=None, backend=None,
                         reason="no model can run text-classification with backend 'x'")
-    assert judged(results={0: good[0]}, selections={1: not_run}) == "partial"
+    # every planned subtask has a result now, even one no model can run (issue 12)
+    assert judged(results={0: good[0]}, selections={1: not_run}) == "unexplained"
+    assert judged(status="completed") == "unexplained"  # not what its results say
     typed = SubtaskResult(id=0, task="summarization", status="done", outputs={"text": 42})
     assert judged(results={**good, 0: typed}) == "unexplained"
     assert judged(status="aborted", abort_reason="") == "unexplained"

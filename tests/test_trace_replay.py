@@ -171,7 +171,7 @@ def test_trace_shows_every_run_with_llm_and_tool_calls_and_why_it_stopped(
 def test_trace_of_a_run_waiting_for_approval(capsys, workspace, llm_server):
     llm_server.script("planner", {"tool_args": PLAN})
     doc = _run(capsys, workspace, llm_server.url, "--thread", "wait", "--approval", "plan")
-    assert doc["status"] == "interrupted"
+    assert doc["status"] == "waiting"  # was "interrupted" (issue 12)
     code, out, _ = _cli(capsys, "trace", "--thread", "wait", "--workspace", str(workspace))
     assert "stopped: waiting for a human approval" in out
 

@@ -11,8 +11,9 @@
 Progress goes to stderr; the answer (or, with ``--json``, one JSON document) to stdout.
 The settings of a run are saved beside its checkpoints
 (``<workspace>/threads/<thread>.json``, never secrets) so that ``resume`` continues
-with the same ones. A new command is a module here with an ``add_parser(sub)`` that
-sets its ``handler``, listed in :data:`COMMANDS`.
+with the same ones, from any folder (a per-user index points at them). A new command
+is a module here with an ``add_parser(sub)`` that sets its ``handler``, listed in
+:data:`COMMANDS`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ import argparse
 import sys
 
 from hugginggpt.cli import demo, evaluate, models, replay, resume, run, trace
-from hugginggpt.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, load_plugins
+from hugginggpt.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    UsageError,
+    exit_codes_help,
+    load_plugins,
+)
 
 __all__ = ["main", "COMMANDS"]
 
@@ -32,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hugginggpt",
         description="HuggingGPT on LangGraph: an LLM plans, Hugging Face experts execute.",
+        epilog=exit_codes_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
@@ -40,7 +48,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; returns its exit code (0 done, 1 aborted, 2 usage, 130 stopped)."""
+    """Run one command; returns its exit code (see :data:`~hugginggpt.cli.common.EXIT_CODES`:
+    one per outcome of a run; 2 for bad input)."""
     args = _parser().parse_args(argv)
     try:
         load_plugins(getattr(args, "plugin", []))

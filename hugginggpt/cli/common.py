@@ -1,5 +1,11 @@
 """What the commands share: usage errors, exit codes, common options, plugins, plan
-files and the settings a thread was started with."""
+files and the settings a thread was started with.
+
+``run`` saves a thread's settings in its workspace (``<workspace>/threads/<ID>.json``)
+and records the thread in a per-user index (:func:`state_dir`), so that ``resume``,
+``trace`` and ``replay`` find them from any folder: with ``--workspace``, there only;
+else in the current folder's default workspace, then through the index.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +13,59 @@ import argparse
 import getpass
 import importlib
 import json
+import os
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from hugginggpt.graph.checkpoint import sqlite_path
 from hugginggpt.graph.context import Context
-from hugginggpt.nodes.planning.validation import PlanParseError, parse_plan_text
+from hugginggpt.nodes.planning.validation import PlanParseError, plan_from_json
 from hugginggpt.tools.env import env
 from hugginggpt.tools.llm.config import ConfigError, routing_config
 
-__all__ = ["UsageError", "EXIT_OK", "EXIT_ABORTED", "EXIT_USAGE", "EXIT_INTERRUPTED",
-           "add_common", "load_plugins", "read_plan", "checked", "settings_path",
+__all__ = ["UsageError", "EXIT_OK", "EXIT_DIFFERENT", "EXIT_USAGE", "EXIT_PARTIAL",
+           "EXIT_FAILED", "EXIT_ABORTED", "EXIT_WAITING", "EXIT_INTERRUPTED", "EXIT_CODES",
+           "exit_codes_help", "add_common", "load_plugins", "read_plan", "checked",
+           "settings_path", "state_dir", "index_thread", "absolute_checkpoint_url",
            "saved_settings", "who"]
 
-EXIT_OK, EXIT_ABORTED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK = 0
+EXIT_DIFFERENT = 1
+"""``replay``: the outcome differs from the recording (also Python's code for an
+unexpected error, which prints its traceback)."""
+EXIT_USAGE = 2
+EXIT_PARTIAL, EXIT_FAILED, EXIT_ABORTED, EXIT_WAITING = 3, 4, 5, 6
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES: dict[str, tuple[int, str]] = {
+    "completed": (EXIT_OK, "every planned subtask done (or none was needed: answered "
+                           "directly)"),
+    "partial": (EXIT_PARTIAL, "some subtasks done, the others failed or skipped (see "
+                              "results)"),
+    "failed": (EXIT_FAILED, "there was a plan, but no subtask was done"),
+    "aborted": (EXIT_ABORTED, "nothing could go on: no valid plan, the LLM planner down, "
+                              "the plan rejected"),
+    "waiting": (EXIT_WAITING, "waiting for an approval: hugginggpt resume --thread ID "
+                              "--approve | --reject | --plan"),
+    "interrupted": (EXIT_INTERRUPTED, "stopped before its end (Ctrl-C): hugginggpt resume "
+                                      "--thread ID"),
+}
+"""A run's status -> its exit code (``run`` and ``resume``) and what it means."""
+
+
+def exit_codes_help() -> str:
+    """The exit codes, for ``hugginggpt --help``."""
+    rows = [f"  {code:>3}  {status:<11}  {meaning}"
+            for status, (code, meaning) in EXIT_CODES.items()]
+    return "\n".join([
+        "exit codes of run and resume (the run's status, as in --json):", *rows,
+        f"  {EXIT_USAGE:>3}  usage        bad input (a flag, a file, a thread): nothing ran",
+        f"  {EXIT_DIFFERENT:>3}  differs      replay: the outcome differs from the "
+        "recording (Python uses 1 for an unexpected error too)",
+    ])
 
 
 class UsageError(Exception):
@@ -49,12 +95,20 @@ def load_plugins(modules: list[str]) -> None:
 
 
 def read_plan(path: str) -> list[dict[str, Any]]:
+    """The subtasks of a plan file (``--plan``): strict JSON, never read like an LLM's
+    reply, so a file cut short is refused with its line and column instead of running
+    in part. The plan itself is validated by the planner stage."""
     try:
-        return parse_plan_text(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8-sig")  # a byte order mark is fine
     except OSError as exc:
         raise UsageError(f"cannot read the plan file {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"the plan file {path} holds no plan: it is not UTF-8 text (byte "
+                         f"{exc.start}); a plan file is JSON") from None
+    try:
+        return plan_from_json(text, "it")
     except PlanParseError as exc:
-        raise UsageError(f"the plan file {path} holds no plan: {exc}") from exc
+        raise UsageError(f"the plan file {path} holds no plan: {exc}") from None
 
 
 def checked(context: Context) -> Context:
@@ -71,18 +125,80 @@ def settings_path(workspace: str, thread_id: str) -> Path:
     return Path(workspace) / "threads" / f"{thread_id}.json"
 
 
+def state_dir() -> Path:
+    """The per-user folder of the index of threads: ``HUGGINGGPT_STATE_DIR``, else
+    ``$XDG_STATE_HOME/hugginggpt``, else ``~/.local/state/hugginggpt``."""
+    if chosen := env("HUGGINGGPT_STATE_DIR"):
+        return Path(chosen).expanduser()
+    base = env("XDG_STATE_HOME")
+    return (Path(base) if base else Path.home() / ".local" / "state") / "hugginggpt"
+
+
+def _index_entry(thread_id: str) -> Path:
+    return state_dir() / "threads" / f"{quote(thread_id, safe='')}.json"
+
+
+def index_thread(thread_id: str, settings_file: Path) -> None:
+    """Record where a thread's settings are, for ``resume`` from any folder. A failure
+    to write is told, not fatal: the run goes on, and ``--workspace`` still finds it."""
+    entry = _index_entry(thread_id)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=entry.parent, delete=False,
+                                         suffix=".tmp") as tmp:  # readers never see half
+            json.dump({"settings": str(settings_file.resolve())}, tmp)
+        os.replace(tmp.name, entry)
+    except OSError as exc:
+        print(f"hugginggpt: could not record thread {thread_id!r} in {entry.parent} "
+              f"({exc.strerror}); resume it with --workspace "
+              f"{settings_file.resolve().parent.parent}", file=sys.stderr)
+
+
+def absolute_checkpoint_url(url: str) -> str:
+    """A SQLite URL with its file made absolute (``resume`` may run in another folder);
+    other URLs as they are."""
+    path = sqlite_path(url)
+    if path is None or str(path) == ":memory:":
+        return url
+    return f"sqlite:///{path.resolve()}"
+
+
+def _find_settings(thread_id: str, workspace: str | None) -> tuple[Path | None, list[str]]:
+    """The thread's settings file, and where it was looked for (for the message)."""
+    if workspace:  # the user said where: there only
+        given = settings_path(workspace, thread_id)
+        return (given if given.is_file() else None), [f"{given.parent.resolve()} (--workspace)"]
+    default = settings_path(Context().workspace, thread_id)
+    if default.is_file():
+        return default, []
+    looked = [f"{default.parent.resolve()} (the default workspace here)"]
+    entry = _index_entry(thread_id)
+    if not entry.is_file():
+        return None, [*looked, f"{entry.parent} (the index of your threads)"]
+    try:
+        indexed = Path(json.loads(entry.read_text())["settings"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, [*looked, f"{entry} (unreadable: remove it)"]
+    if indexed.is_file():
+        return indexed, looked
+    return None, [*looked, f"the index of your threads, but the index points at {indexed}, "
+                           "which is gone"]
+
+
 def saved_settings(args: argparse.Namespace) -> tuple[Context, str]:
-    """The settings and checkpoint URL a thread's run was started with."""
+    """The settings and checkpoint URL a thread's run was started with, found from any
+    folder (see the module's docstring for where it looks)."""
     if not args.thread:
         raise UsageError(f"{args.command} needs --thread ID")
-    workspace = args.workspace or Context().workspace
-    settings_file = settings_path(workspace, args.thread)
-    if not settings_file.is_file():
+    settings_file, looked = _find_settings(args.thread, args.workspace)
+    if settings_file is None:
         if args.checkpoint_url:  # e.g. a thread of the server, traced from its database
-            return Context(workspace=str(Path(workspace).resolve())), args.checkpoint_url
+            workspace = Path(args.workspace or Context().workspace).resolve()
+            return Context(workspace=str(workspace)), args.checkpoint_url
         raise UsageError(
-            f"no saved settings for thread {args.thread!r} in {Path(workspace).resolve()}: "
-            "pass the --workspace the run used (or its --checkpoint-url)"
+            f"no saved settings for thread {args.thread!r}: looked in "
+            + "; ".join(looked) + ". Pass the --workspace the run used (or its "
+            "--checkpoint-url)"
         )
     saved = json.loads(settings_file.read_text())
     load_plugins(saved.get("plugins", []))

@@ -1,5 +1,6 @@
 """``hugginggpt replay --thread ID``: re-run a thread's latest run from its recorded LLM
-replies (no LLM is called) and say where the outcome differs from the recording."""
+replies (no LLM is called; what the run did without an LLM is recomputed), say which
+part came from where, and where the outcome differs from the recording."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 
 from hugginggpt.api import RECURSION_LIMIT
-from hugginggpt.cli.common import EXIT_ABORTED, EXIT_OK, UsageError, add_common, saved_settings
+from hugginggpt.cli.common import EXIT_DIFFERENT, EXIT_OK, UsageError, add_common, saved_settings
 from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer
-from hugginggpt.replay import differences, replay_setup
+from hugginggpt.replay import differences, replay_setup, replayed_parts
 
 __all__ = ["add_parser"]
 
@@ -46,9 +47,10 @@ async def _replay(args: argparse.Namespace) -> int:
         await compiled.ainvoke(cast(Any, graph_input), target, context=context)
         replayed = dict((await compiled.aget_state(target)).values)
     found = differences(recorded, replayed)
+    parts = replayed_parts(replayed, recording)
     if args.json:
         print(json.dumps({"thread_id": args.thread, "replay_thread_id": target_id,
-                          "same": not found, "differences": found,
+                          "same": not found, "differences": found, "parts": parts,
                           "divergences": recording.divergences,
                           "unused_recorded_calls": recording.unused,
                           "status": replayed.get("status"),
@@ -58,10 +60,12 @@ async def _replay(args: argparse.Namespace) -> int:
         print(replayed.get("response") or f"(no response; status {replayed.get('status')})")
     print(f"replayed thread {args.thread} as {target_id} with "
           f"{len(recording.calls)} recorded LLM call(s), no LLM called", file=sys.stderr)
+    for role, came_from in parts.items():
+        print(f"  {role}: {came_from}", file=sys.stderr)
     for note in [*recording.divergences, *found]:
         print(f"  differs: {note}", file=sys.stderr)
     if recording.unused:
         print(f"  {recording.unused} recorded call(s) were not asked for", file=sys.stderr)
     print("  same plan, selections and response as recorded" if not found else
           f"  {len(found)} difference(s) from the recording", file=sys.stderr)
-    return EXIT_OK if not found else EXIT_ABORTED
+    return EXIT_OK if not found else EXIT_DIFFERENT

@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.api import attached_files
-from hugginggpt.cli.common import UsageError, add_common, checked, read_plan, settings_path
+from hugginggpt.cli.common import (
+    UsageError,
+    absolute_checkpoint_url,
+    add_common,
+    checked,
+    index_thread,
+    read_plan,
+    settings_path,
+)
 from hugginggpt.cli.session import run_session
 from hugginggpt.graph.context import Context
 from hugginggpt.tools.errors import ArgumentError
@@ -115,12 +123,14 @@ def _run(args: argparse.Namespace) -> int:
     except ArgumentError as exc:
         raise UsageError(f"--file {exc}") from exc
     thread_id = args.thread or uuid.uuid4().hex[:12]
-    url = args.checkpoint_url or f"sqlite:///{context.workspace}/checkpoints.sqlite"
+    url = absolute_checkpoint_url(
+        args.checkpoint_url or f"sqlite:///{context.workspace}/checkpoints.sqlite")
     settings = settings_path(context.workspace, thread_id)
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({
         "context": dataclasses.asdict(context), "checkpoint_url": url, "plugins": args.plugin,
     }, indent=2))
+    index_thread(thread_id, settings)
     _warm_up()
     graph_input = {"request": args.request, "files": files}
     return asyncio.run(run_session(graph_input, thread_id, context, url, args.json))

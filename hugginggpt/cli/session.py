@@ -10,14 +10,7 @@ from typing import Any
 from langgraph.types import Command
 
 from hugginggpt.api import RunResult, drive
-from hugginggpt.cli.common import (
-    EXIT_ABORTED,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    UsageError,
-    read_plan,
-    who,
-)
+from hugginggpt.cli.common import EXIT_CODES, UsageError, read_plan, who
 from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer
 from hugginggpt.graph.context import Context
@@ -51,7 +44,7 @@ async def run_session(graph_input: Any, thread_id: str, context: Context, url: s
         progress.close()
     result = RunResult.from_snapshot(thread_id, snapshot, context.workspace, interrupted)
     _print(result, as_json)
-    return {"completed": EXIT_OK, "aborted": EXIT_ABORTED}.get(result.status, EXIT_INTERRUPTED)
+    return EXIT_CODES[result.status][0]
 
 
 def _print(result: RunResult, as_json: bool) -> None:
@@ -73,9 +66,16 @@ def _print(result: RunResult, as_json: bool) -> None:
               f"--thread {thread_id} --approve | --reject REASON | --plan EDITED.json",
               file=sys.stderr)
     else:
-        print(f"thread {thread_id}: {result.status}"
-              + (f" (resume with: hugginggpt resume --thread {thread_id})"
-                 if result.status == "interrupted" else ""), file=sys.stderr)
+        print(f"thread {thread_id}: {result.status}{_outcome_note(result)}", file=sys.stderr)
+
+
+def _outcome_note(result: RunResult) -> str:
+    if result.status == "interrupted":
+        return f" (resume with: hugginggpt resume --thread {result.thread_id})"
+    if result.status in ("partial", "failed"):
+        done = sum(r.status == "done" for r in result.results.values())
+        return f" ({done} of {len(result.plan)} subtasks done)"
+    return ""
 
 
 def _usage_line(calls: list[Any]) -> str:

@@ -20,8 +20,8 @@ from hugginggpt.tools.llm.replies import json_candidates
 from hugginggpt.tools.text import clip
 
 __all__ = [
-    "PlanParseError", "parse_plan_text", "plan_items", "validate_plan", "MAX_ARG_CHARS",
-    "MAX_PROBLEMS",
+    "PlanParseError", "parse_plan_text", "plan_items", "plan_from_json", "plan_object",
+    "PLAN_FORMAT", "validate_plan", "MAX_ARG_CHARS", "MAX_PROBLEMS",
 ]
 
 MAX_ARG_CHARS = 100_000
@@ -32,10 +32,64 @@ MAX_PROBLEMS = 20
 _EMBEDDED_REF_RE = re.compile(r"<GENERATED>-[0-9]+")
 
 
+PLAN_FORMAT = 'a JSON list of subtasks or {"subtasks": [...]}'
+"""What a plan given by a person or a program is (HuggingGPT's format)."""
+
+
 class PlanParseError(ValueError):
-    """No JSON plan could be read from an LLM reply (kept in ``reply``)."""
+    """No plan could be read: from an LLM reply (kept in ``reply``), or from a plan
+    given as data."""
 
     reply: str = ""
+
+
+def _described(data: Any) -> str:
+    if isinstance(data, dict):
+        return f"an object with keys {sorted(map(str, data))[:8]}"
+    if isinstance(data, str):
+        return "text"
+    return "null" if data is None else f"a {type(data).__name__}"
+
+
+def plan_object(data: Any, what: str) -> list[Any]:
+    """The subtasks of a plan given as data: a list, or an object whose ``subtasks`` is
+    a list. Nothing else is taken for a plan (not JSON text, not a lone subtask).
+
+    Args:
+        what: how the message names the plan ("the edited plan").
+
+    Raises:
+        PlanParseError: ``data`` is not a plan; the message says what it is instead.
+    """
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict) and "subtasks" in data:
+        if isinstance(data["subtasks"], list):
+            return data["subtasks"]
+        raise PlanParseError(f"{what} is not a plan: its 'subtasks' holds "
+                             f"{_described(data['subtasks'])}, not a list of subtasks")
+    hint = " (give the plan itself, not JSON text)" if isinstance(data, str) else ""
+    raise PlanParseError(f"{what} is not a plan: expected {PLAN_FORMAT}, not "
+                         f"{_described(data)}{hint}")
+
+
+def plan_from_json(text: str, what: str) -> list[Any]:
+    """The subtasks of a plan written as JSON (a plan file): strict JSON, then
+    :func:`plan_object`. A file cut short is refused, not run in part.
+
+    Raises:
+        PlanParseError: not JSON (the message gives the line and column) or not a plan.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        ended = exc.pos >= len(text.rstrip())
+        raise PlanParseError(
+            f"{what} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+            + (" (the text ends there: is it cut short?)" if ended and text.strip() else "")
+            + f"; a plan is {PLAN_FORMAT}"
+        ) from None
+    return plan_object(data, what)
 
 
 def plan_items(data: Any) -> list[Any]:

@@ -241,6 +241,8 @@ def complete(
     digest = request_digest(role, messages)
     _check_budget(settings, role, calls, spent)
     if settings.replay is not None:
+        if not settings.replay.serves(role):  # the recorded run had no LLM for it
+            raise LLMNotConfiguredError(NOT_CONFIGURED_HELP)
         return settings.replay.reply(role, digest, messages, calls, turn)
     try:
         config = routing_config(settings)

@@ -315,9 +315,9 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
 
 
 def has_llm(settings: LLMSettings, role: Role) -> bool:
-    """Whether the role has an endpoint (or a recording to replay)."""
+    """Whether the role has an endpoint (or a recording that answers it)."""
     if settings.replay is not None:
-        return True
+        return bool(settings.replay.serves(role))
     try:
         config = routing_config(settings)
     except ConfigError:

@@ -6,17 +6,23 @@ call from them: first by fingerprint (the same prompt gets the same reply, whate
 order of parallel calls), else the role's next unused reply (noted as a divergence: the
 code, the prompts or the settings changed since the recording). A recorded call that
 failed on every endpoint fails again, so a failure reproduces without calling an LLM.
+
+A recording serves only the roles that had an LLM in the recorded run (``roles``): for
+the others the replay has no LLM either, so it recomputes what the run did without one
+(the offline planner, the ranking, the template responder), all deterministic.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
 from hugginggpt.tools.errors import LLMCallError
+from hugginggpt.tools.llm.config import ROLES
 from hugginggpt.tools.llm.records import LLMCall, recorded_request
 
 __all__ = ["Recording", "ReplayExhaustedError", "ReplayedFailureError", "RecordedCall",
@@ -68,13 +74,24 @@ def group_calls(calls: list[LLMCall]) -> list[RecordedCall]:
 
 
 class Recording:
-    """The recorded LLM side of one run, served to a replay of it."""
+    """The recorded LLM side of one run, served to a replay of it.
 
-    def __init__(self, calls: list[LLMCall]) -> None:
+    Args:
+        calls: the run's LLM calls, as its state recorded them.
+        roles: the roles the recording answers (by default every role); a role outside
+            them is "not configured" in the replay, as it was in the recorded run.
+    """
+
+    def __init__(self, calls: list[LLMCall], roles: Iterable[str] | None = None) -> None:
         self.calls = group_calls(calls)
+        self.roles = frozenset(roles if roles is not None else ROLES)
         self._used: set[int] = set()
         self._lock = threading.Lock()
         self.divergences: list[str] = []
+
+    def serves(self, role: str) -> bool:
+        """Whether the replay answers ``role`` from the recording (else it has no LLM)."""
+        return role in self.roles
 
     def _take(self, role: str, digest: str) -> RecordedCall | None:
         with self._lock:
