@@ -17,7 +17,8 @@
 Settings are the fields of :class:`~hugginggpt.graph.context.Context` (``backend``,
 ``llm``, ``max_subtasks``, ...), given as keywords or as a ``context``. Every run is
 checkpointed (by default in ``<workspace>/checkpoints.sqlite``, as the CLI does), so a
-thread can be resumed, traced or replayed later, from Python or from the command line.
+thread can be resumed later with its settings, and traced from the command line with
+``--checkpoint-url`` (a Python run saves no settings file for the CLI).
 ``arun`` and ``aresume`` are the async forms; the sync ones also work where an event
 loop is already running (a notebook).
 """

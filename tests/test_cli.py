@@ -234,3 +234,12 @@ def test_offline_lite_run_reads_an_image_then_classifies_it(capsys, workspace, t
     assert "deliverywaslate" in words and "verydisappointed" in words
     assert sentiment["model"] == "lite/vader-sentiment"
     assert sentiment["outputs"]["labels"][0]["label"] == "NEGATIVE"
+
+
+@pytest.mark.parametrize("thread", ["../../escape", "a/b", "..", "-rf", "x" * 200, ""])
+def test_a_thread_id_that_is_not_a_name_is_refused(capsys, workspace, thread):
+    with pytest.raises(SystemExit) as exited:  # argparse's usage error
+        main(["run", "Summarise it", "--dry-run", "--plan", str(EXAMPLE),
+              f"--thread={thread}", "--workspace", str(workspace)])
+    assert exited.value.code == 2 and "is not a thread id" in capsys.readouterr().err
+    assert not (workspace / "threads").exists() and not (workspace.parent / "escape.json").exists()

@@ -14,6 +14,7 @@ import getpass
 import importlib
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -28,8 +29,8 @@ from hugginggpt.tools.llm.config import ConfigError, routing_config
 
 __all__ = ["UsageError", "EXIT_OK", "EXIT_DIFFERENT", "EXIT_USAGE", "EXIT_PARTIAL",
            "EXIT_FAILED", "EXIT_ABORTED", "EXIT_WAITING", "EXIT_INTERRUPTED", "EXIT_CODES",
-           "exit_codes_help", "add_common", "load_plugins", "read_plan", "checked",
-           "settings_path", "state_dir", "index_thread", "absolute_checkpoint_url",
+           "exit_codes_help", "add_common", "thread_id_arg", "load_plugins", "read_plan", "checked",
+           "settings_path", "thread_id", "state_dir", "index_thread", "absolute_checkpoint_url",
            "saved_settings", "who"]
 
 EXIT_OK = 0
@@ -74,7 +75,7 @@ class UsageError(Exception):
 
 def add_common(p: argparse.ArgumentParser) -> None:
     """Options of every command that works on a thread."""
-    p.add_argument("--thread", help="thread id (run: new if omitted)")
+    p.add_argument("--thread", type=thread_id_arg, help="thread id (run: new if omitted)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     p.add_argument("--workspace", help="folder for artifacts, checkpoints and settings")
     p.add_argument("--checkpoint-url",
@@ -118,6 +119,19 @@ def checked(context: Context) -> Context:
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
     return context
+
+
+_THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def thread_id_arg(value: str) -> str:
+    """A ``--thread`` value: it names files (``threads/<ID>.json``, the index), so only
+    letters, digits, ``.``, ``_`` and ``-``, starting with a letter or digit."""
+    if not _THREAD_ID.fullmatch(value) or ".." in value:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a thread id: use letters, digits, '.', '_' and '-' (at most "
+            "128, starting with a letter or digit)")
+    return value
 
 
 def settings_path(workspace: str, thread_id: str) -> Path:
