@@ -29,8 +29,8 @@ from hugginggpt.tools.llm.config import ConfigError, routing_config
 
 __all__ = ["UsageError", "EXIT_OK", "EXIT_DIFFERENT", "EXIT_USAGE", "EXIT_PARTIAL",
            "EXIT_FAILED", "EXIT_ABORTED", "EXIT_WAITING", "EXIT_INTERRUPTED", "EXIT_CODES",
-           "exit_codes_help", "add_common", "thread_id_arg", "load_plugins", "read_plan", "checked",
-           "settings_path", "thread_id", "state_dir", "index_thread", "absolute_checkpoint_url",
+           "exit_codes_help", "add_common", "thread_id_arg", "load_plugins", "read_plan",
+           "checked", "settings_path", "state_dir", "index_thread", "absolute_checkpoint_url",
            "saved_settings", "who"]
 
 EXIT_OK = 0
