@@ -136,6 +136,21 @@ def test_empty_request_is_refused(capsys, workspace):
     assert code == 2 and "the request is empty" in err
 
 
+def _checkpointed_done(workspace: Path, thread: str) -> set[int]:
+    """The subtasks whose results the thread's last checkpoint holds (waiting for this,
+    not for an output file, the test cannot race the checkpoint write)."""
+    from hugginggpt.graph.checkpoint import open_checkpointer
+
+    database = workspace / "checkpoints.sqlite"
+    if not database.is_file():
+        return set()
+    with open_checkpointer(f"sqlite:///{database}") as saver:
+        found = saver.get_tuple({"configurable": {"thread_id": thread}})
+    writes = (found.pending_writes or []) if found else []
+    return {int(v["id"]) for _, _, v in writes
+            if isinstance(v, dict) and v.get("status") == "done" and "id" in v}
+
+
 def test_ctrl_c_interrupts_then_resume_finishes(tmp_path):
     import os
     import signal
@@ -157,8 +172,8 @@ def test_ctrl_c_interrupts_then_resume_finishes(tmp_path):
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
-    while not list((workspace / "artifacts").glob("*/[!.]*.png")):  # subtask 0 has finished
-        assert time.monotonic() < deadline and proc.poll() is None
+    while not _checkpointed_done(workspace, "ctrl-c"):  # subtask 0's result is saved
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
