@@ -147,6 +147,8 @@ def make_context(context: Context | None = None, **settings: Any) -> Context:
 
     Raises:
         TypeError: a setting that is not a :class:`Context` field.
+        SettingsError: a setting with a value it cannot have (the message names it, the
+            value and what it may be).
         ConfigError: the LLM configuration is invalid (the message says where).
     """
     known = {f.name for f in dataclasses.fields(Context)}
@@ -239,7 +241,8 @@ async def arun(
 
     Raises:
         ArgumentError: an empty request, or a file that does not exist.
-        TypeError, ConfigError: invalid settings (see :func:`make_context`).
+        TypeError, SettingsError, ConfigError: invalid settings (see
+            :func:`make_context`).
     """
     if not request.strip():
         raise ArgumentError("the request is empty: say what you want done")

@@ -22,6 +22,7 @@ import sys
 
 from hugginggpt.cli import demo, evaluate, models, replay, resume, run, trace
 from hugginggpt.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, load_plugins
+from hugginggpt.graph.context import SettingsError
 
 __all__ = ["main", "COMMANDS"]
 
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         load_plugins(getattr(args, "plugin", []))
         return int(args.handler(args))
-    except UsageError as exc:
+    except (UsageError, SettingsError) as exc:  # a setting from the environment, say
         print(f"hugginggpt: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

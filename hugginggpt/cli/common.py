@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hugginggpt.graph.context import Context
+from hugginggpt.graph.context import Context, SettingsError
 from hugginggpt.nodes.planning.validation import PlanParseError, parse_plan_text
 from hugginggpt.tools.env import env
 from hugginggpt.tools.llm.config import ConfigError, routing_config
@@ -86,7 +86,12 @@ def saved_settings(args: argparse.Namespace) -> tuple[Context, str]:
         )
     saved = json.loads(settings_file.read_text())
     load_plugins(saved.get("plugins", []))
-    return Context(**saved["context"]), args.checkpoint_url or saved["checkpoint_url"]
+    try:
+        context = Context(**saved["context"])
+    except SettingsError as exc:
+        raise UsageError(f"the saved settings of thread {args.thread!r} ({settings_file}) "
+                         f"are not valid: {exc}") from None
+    return context, args.checkpoint_url or saved["checkpoint_url"]
 
 
 def who() -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from hugginggpt.api import attached_files
 from hugginggpt.cli.common import UsageError, add_common, checked, read_plan, settings_path
 from hugginggpt.cli.session import run_session
-from hugginggpt.graph.context import Context
+from hugginggpt.graph.context import Context, SettingsError
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, has_llm
 
@@ -92,7 +92,18 @@ def context_from(args: argparse.Namespace) -> Context:
         overrides["backend"] = "dry-run"
     if args.plan:
         overrides["plan"] = read_plan(args.plan)
-    return checked(Context(**{k: v for k, v in overrides.items() if v is not None}))
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return checked(Context(**given))
+    except SettingsError as exc:
+        raise UsageError(str(exc.entered_as({k: _FLAGS.get(k, "--" + k.replace("_", "-"))
+                                             for k in given}))) from None
+
+
+_FLAGS = {"subtask_timeout_s": "--subtask-timeout", "max_run_s": "--max-run-time",
+          "dry_run_latency_scale": "--latency-scale", "latency_budget_s": "--latency-budget",
+          "hf_endpoints": "--hf-endpoint", "plan": "--plan"}
+"""The flags whose names are not their settings' (``--max-subtasks`` is ``max_subtasks``)."""
 
 
 def _warm_up() -> None:

@@ -283,6 +283,9 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
     Raises:
         ConfigError: the configuration is invalid.
     """
+    if settings.llm_routing and settings.llm_routing not in STRATEGIES:
+        raise ConfigError(f"llm_routing (HUGGINGGPT_LLM_ROUTING) must be one of "
+                          f"{list(STRATEGIES)}, not {settings.llm_routing!r}")
     if settings.offline:
         return None
     if settings.llm_config:
@@ -307,9 +310,6 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
             ))
         config = RoutingConfig(endpoints=tuple(endpoints))
     if settings.llm_routing:
-        if settings.llm_routing not in STRATEGIES:
-            raise ConfigError(f"llm_routing (HUGGINGGPT_LLM_ROUTING) must be one of "
-                              f"{list(STRATEGIES)}, not {settings.llm_routing!r}")
         config = replace(config, strategy=cast(Any, settings.llm_routing))
     return config
 

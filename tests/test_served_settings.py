@@ -1,0 +1,72 @@
+"""Settings through a real ``langgraph dev``: a server run's ``context`` (a dict that
+LangGraph turns into a ``Context``) is checked where it enters, like a flag."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_served import DevServer
+
+PLAN = [{"id": 0, "task": "summarization", "dep": [], "args": {"text": "A long story."}}]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    dev = DevServer(tmp_path_factory.mktemp("served-settings"))
+    dev.start()
+    yield dev
+    dev.stop()
+
+
+def _run(server: DevServer, context: dict[str, Any], request: str = "Summarize the story"
+         ) -> tuple[dict[str, Any] | Exception, dict[str, Any]]:
+    """One run on a new thread: what ``runs.wait`` gave (or raised), and the thread's state."""
+    from langgraph_sdk import get_client
+
+    async def go() -> tuple[dict[str, Any] | Exception, dict[str, Any]]:
+        client = get_client(url=server.url)
+        thread = await client.threads.create()
+        try:
+            out: dict[str, Any] | Exception = await client.runs.wait(
+                thread["thread_id"], "hugginggpt", input={"request": request},
+                context=context)
+        except Exception as exc:  # the SDK raises the run's error as a plain Exception
+            out = exc
+        return out, await client.threads.get_state(thread["thread_id"])
+
+    return asyncio.run(go())
+
+
+def test_a_bad_server_context_is_refused_before_anything_runs(server: DevServer,
+                                                              tmp_path: Path):
+    context = {"backend": "dry-run", "plan": PLAN, "workspace": str(tmp_path / "ws"),
+               "dry_run_latency_scale": 0.01, "approval": "sometimes"}
+    out, state = _run(server, context)
+    assert isinstance(out, Exception), out  # not an approval question, not a result
+    assert ("SettingsError: approval = 'sometimes' is not valid: expected one of never, "
+            "plan, risky") in str(out)
+    assert not state["values"] and not state["interrupts"]  # nothing ran
+    assert not (tmp_path / "ws").exists()
+
+    out, _ = _run(server, {**context, "approval": "never", "max_subtasks": 0})
+    assert "max_subtasks = 0 is not valid: expected a whole number, at least 1" in str(out)
+
+    # a good context still runs, coerced into the schema
+    out, state = _run(server, {**context, "approval": "never"})
+    assert isinstance(out, dict) and out["status"] == "completed", out
+    assert state["values"]["settings"]["approval"] == "never"
+
+
+def test_a_bad_llm_configuration_in_a_server_context_aborts_the_run(server: DevServer,
+                                                                    tmp_path: Path):
+    context = {"backend": "dry-run", "plan": PLAN, "workspace": str(tmp_path / "ws"),
+               "dry_run_latency_scale": 0.01, "llm_routing": "random"}
+    out, state = _run(server, context)
+    assert isinstance(out, dict) and out["status"] == "aborted", out
+    assert "llm_routing (HUGGINGGPT_LLM_ROUTING) must be one of" in out["abort_reason"]
+    assert not out.get("results")  # with a fixed plan too: nothing ran
