@@ -4,6 +4,7 @@ LangGraph turns into a ``Context``) is checked where it enters, like a flag."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,18 @@ PLAN = [{"id": 0, "task": "summarization", "dep": [], "args": {"text": "A long s
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    dev = DevServer(tmp_path_factory.mktemp("served-settings"))
-    dev.start()
+    """One server for the module, started without the user's keys, saved Hugging Face
+    login or ``HUGGINGGPT_*`` settings (module fixtures start before the per-test ones
+    that clear them)."""
+    folder = tmp_path_factory.mktemp("served-settings")
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(os.environ):
+            if name.startswith(("HUGGINGGPT_", "OPENAI_", "HF_", "HUGGINGFACE")):
+                patch.delenv(name)
+        patch.setenv("HF_HOME", str(folder / "hf-home"))
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        dev = DevServer(folder)
+        dev.start()
     yield dev
     dev.stop()
 
@@ -70,3 +81,14 @@ def test_a_bad_llm_configuration_in_a_server_context_aborts_the_run(server: DevS
     assert isinstance(out, dict) and out["status"] == "aborted", out
     assert "llm_routing (HUGGINGGPT_LLM_ROUTING) must be one of" in out["abort_reason"]
     assert not out.get("results")  # with a fixed plan too: nothing ran
+
+
+def test_a_server_run_without_the_llm_key_ends_with_the_abort_reason(server: DevServer,
+                                                                    tmp_path: Path):
+    context = {"backend": "dry-run", "llm": "gpt-4o-mini", "workspace": str(tmp_path / "ws")}
+    out, state = _run(server, context)
+    assert isinstance(out, dict), out  # no error: an aborted run
+    assert state["values"]["status"] == "aborted"
+    reason = state["values"]["abort_reason"]
+    assert reason.startswith("the planner LLM cannot be called: gpt-4o-mini is OpenAI's API")
+    assert "export OPENAI_API_KEY=sk-..." in reason

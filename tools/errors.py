@@ -24,6 +24,7 @@ __all__ = [
     "LLMNotConfiguredError",
     "LLMCallError",
     "LLMBudgetError",
+    "LLMCredentialsError",
 ]
 
 
@@ -136,6 +137,15 @@ class LLMCallError(HuggingGPTError):
 
 class LLMBudgetError(LLMCallError):
     """The run has used its LLM calls or tokens; no further call is made."""
+
+    @property
+    def description(self) -> str:
+        return str(self)
+
+
+class LLMCredentialsError(LLMCallError):
+    """The LLM endpoints lack the key or token they need; no request was made. The
+    message names the environment variable and how to set it."""
 
     @property
     def description(self) -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "Strategy",
     "STRATEGIES",
     "NOT_CONFIGURED_HELP",
+    "LLM_KEYS",
     "load_config",
     "parse_config",
     "routing_config",
@@ -257,7 +258,10 @@ examples). Configure one of:
                        (see the README, "Several LLMs")
 Or check a plan without any LLM: hugginggpt run "..." --dry-run --plan PLAN.json"""
 
-_LEGACY_KEYS = ("HUGGINGGPT_LLM_API_KEY", "OPENAI_API_KEY")
+LLM_KEYS = ("HUGGINGGPT_LLM_API_KEY", "OPENAI_API_KEY")
+"""Where the key of the ``llm`` endpoint (``--llm``) is read from; optional for a server
+at a base URL. A Hugging Face ``llm`` reads ``HUGGINGGPT_LLM_API_KEY``, then ``HF_TOKEN``
+(never the OpenAI key)."""
 _DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
 
@@ -302,10 +306,12 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
             return None
         endpoints = []
         for spec, roles in by_spec.items():
-            base_url = None if spec.startswith("hf:") else settings.llm_base_url
+            hf = spec.startswith("hf:")
+            base_url = None if hf else settings.llm_base_url
             endpoints.append(Endpoint(
                 name=f"{spec} @ {base_url}" if base_url else spec, model=spec,
-                base_url=base_url, roles=tuple(roles), api_key_env=_LEGACY_KEYS,
+                base_url=base_url, roles=tuple(roles),
+                api_key_env=LLM_KEYS[:1] if hf else LLM_KEYS,
                 max_retries=settings.llm_max_retries,
             ))
         config = RoutingConfig(endpoints=tuple(endpoints))
