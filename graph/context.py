@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import field, fields
 from typing import Annotated, Any, Literal
@@ -44,7 +45,7 @@ from hugginggpt.tools.experts.local import LOCAL_BACKEND
 from hugginggpt.tools.llm.settings import StructuredOutputMethod
 from hugginggpt.tools.redact import redact
 
-__all__ = ["Context", "SettingsError", "context_of", "settings_of"]
+__all__ = ["Context", "SettingsError", "context_of", "settings_of", "env_names"]
 
 
 def _env_factory(*names: str, default: Any = None) -> Any:
@@ -70,9 +71,18 @@ def _json(value: Any) -> Any:
         raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
 
 
+_USERINFO = re.compile(r"(?<=://)[^/\s?#]*@")
+
+
 def _http_url(value: str) -> str:
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    """An http(s) URL with a host; its credentials, if any, are not looked at (saved
+    settings hold ``[redacted]@`` there)."""
+    try:
+        parts = urlsplit(_USERINFO.sub("", value, count=1))
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # a malformed host or port
+        ok = False
+    if not ok:
         raise ValueError("expected an http:// or https:// URL")
     return value
 
@@ -293,9 +303,7 @@ def _problem(error: ErrorDetails, given: set[str]) -> SettingProblem:
         expected = f"expected {_expected(name)}"
     source = None
     if name not in given:  # its default: from the environment
-        declared = next((f for f in fields(Context) if f.name == name), None)
-        names = declared.metadata.get("env", ()) if declared else ()
-        source = next((n for n in names if env(n) is not None), None)
+        source = next((n for n in env_names(name) if env(n) is not None), None)
     return SettingProblem(setting=name, path=path, shown=shown, expected=expected,
                           source=source)
 
@@ -310,6 +318,12 @@ def _redact(value: Any) -> Any:
     if isinstance(value, list):
         return [_redact(v) for v in value]
     return value
+
+
+def env_names(setting: str) -> tuple[str, ...]:
+    """The environment variables a setting is read from (first set wins); () if none."""
+    declared = next((f for f in fields(Context) if f.name == setting), None)
+    return tuple(declared.metadata.get("env", ())) if declared else ()
 
 
 def settings_of(context: Context) -> dict[str, Any]:

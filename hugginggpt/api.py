@@ -45,6 +45,7 @@ from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.kinds import is_url
 from hugginggpt.tools.llm.config import routing_config
 from hugginggpt.tools.llm.records import LLMCall, usage_totals
+from hugginggpt.tools.redact import redact
 
 __all__ = ["RunResult", "run", "arun", "resume", "aresume", "make_context", "drive",
            "attached_files", "RECURSION_LIMIT"]
@@ -212,7 +213,7 @@ async def _run(graph_input: Any, thread_id: str, context: Context, checkpoint_ur
         if isinstance(graph_input, Command) or graph_input is None:
             before = await app.aget_state(_config(thread_id))
             if not before.values:
-                raise ArgumentError(f"thread {thread_id!r} has no checkpoint in {url}")
+                raise ArgumentError(f"thread {thread_id!r} has no checkpoint in {redact(url)}")
             if isinstance(graph_input, Command) and not before.interrupts:
                 raise ArgumentError(f"thread {thread_id!r} is not waiting for an approval")
         snapshot, interrupted = await drive(app, graph_input, thread_id, context, on_event)

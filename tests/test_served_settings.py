@@ -4,6 +4,7 @@ LangGraph turns into a ``Context``) is checked where it enters, like a flag."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,3 +93,37 @@ def test_a_server_run_without_the_llm_key_ends_with_the_abort_reason(server: Dev
     reason = state["values"]["abort_reason"]
     assert reason.startswith("the planner LLM cannot be called: gpt-4o-mini is OpenAI's API")
     assert "export OPENAI_API_KEY=sk-..." in reason
+
+
+def test_credentials_in_a_server_contexts_url_reach_nothing_it_keeps(
+        server: DevServer, tmp_path: Path, llm_server):
+    from langgraph_sdk import get_client
+
+    password, basic = "pa55w0rd-xyz", "dXNlcjpwYTU1dzByZC14eXo="
+    url = llm_server.url.replace("://", f"://user:{password}@")
+    # the responder's endpoint repeats what it was sent: httpx's Basic header
+    llm_server.script("responder", {"status": 401, "echo_auth": True})
+    context = {"backend": "dry-run", "plan": PLAN, "workspace": str(tmp_path / "ws"),
+               "dry_run_latency_scale": 0.01, "llm": "m", "llm_base_url": url,
+               "hf_endpoints": {"acme/model": url}}
+
+    async def go() -> tuple[Any, list[Any]]:
+        client = get_client(url=server.url)
+        thread = await client.threads.create()
+        out = await client.runs.wait(thread["thread_id"], "hugginggpt",
+                                     input={"request": "Summarize the story"}, context=context)
+        return out, await client.threads.get_history(thread["thread_id"], limit=50)
+
+    out, history = asyncio.run(go())
+    assert out["status"] == "completed", out
+    assert "you sent Basic [redacted]" in out["response"]  # sent, then scrubbed
+    assert out["selector"].startswith(f"llm: m @ http://[redacted]@{llm_server.url[7:]}")
+    settings = history[0]["values"]["settings"]  # what the trace shows
+    assert settings["hf_endpoints"] == {"acme/model": f"http://[redacted]@{llm_server.url[7:]}"}
+    # every checkpoint's state; the server itself keeps the caller's context with the run
+    # and in its checkpoints' metadata (SECURITY.md: give credentials in its environment)
+    kept = [json.dumps(out), *(json.dumps(checkpoint["values"]) for checkpoint in history)]
+    kept += [p.read_bytes().decode("latin-1") for p in (tmp_path / "ws").rglob("*")
+             if p.is_file()]
+    for text in kept:
+        assert password not in text and basic not in text

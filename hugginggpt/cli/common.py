@@ -10,14 +10,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hugginggpt.graph.context import Context, SettingsError
+from hugginggpt.graph.context import Context, SettingsError, env_names, settings_of
 from hugginggpt.nodes.planning.validation import PlanParseError, parse_plan_text
 from hugginggpt.tools.env import env
 from hugginggpt.tools.llm.config import ConfigError, routing_config
+from hugginggpt.tools.redact import REDACTED, redact
 
 __all__ = ["UsageError", "EXIT_OK", "EXIT_ABORTED", "EXIT_USAGE", "EXIT_INTERRUPTED",
            "add_common", "load_plugins", "read_plan", "checked", "settings_path",
-           "saved_settings", "who"]
+           "saved_settings", "saved_checkpoint_url", "with_credentials", "who"]
 
 EXIT_OK, EXIT_ABORTED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -71,8 +72,10 @@ def settings_path(workspace: str, thread_id: str) -> Path:
     return Path(workspace) / "threads" / f"{thread_id}.json"
 
 
-def saved_settings(args: argparse.Namespace) -> tuple[Context, str]:
-    """The settings and checkpoint URL a thread's run was started with."""
+def saved_settings(args: argparse.Namespace, *, to_run: bool = False) -> tuple[Context, str]:
+    """The settings and checkpoint URL a thread's run was started with; ``to_run``: with
+    the URL credentials they were saved without, from the environment (see
+    :func:`with_credentials`)."""
     if not args.thread:
         raise UsageError(f"{args.command} needs --thread ID")
     workspace = args.workspace or Context().workspace
@@ -86,12 +89,52 @@ def saved_settings(args: argparse.Namespace) -> tuple[Context, str]:
         )
     saved = json.loads(settings_file.read_text())
     load_plugins(saved.get("plugins", []))
+    url = args.checkpoint_url or saved["checkpoint_url"]
+    values = with_credentials(saved["context"], args.thread) if to_run else saved["context"]
+    if to_run and _lost_credentials(url):
+        raise UsageError(f"thread {args.thread!r} is checkpointed in {url}, whose credentials "
+                         "are never saved: pass --checkpoint-url with them (or give the "
+                         "password through the environment, e.g. PGPASSWORD)")
     try:
-        context = Context(**saved["context"])
+        context = Context(**values)
     except SettingsError as exc:
         raise UsageError(f"the saved settings of thread {args.thread!r} ({settings_file}) "
                          f"are not valid: {exc}") from None
-    return context, args.checkpoint_url or saved["checkpoint_url"]
+    return context, url
+
+
+def saved_checkpoint_url(url: str) -> str:
+    """The checkpoint URL as saved with a thread's settings: without credentials."""
+    return redact(url)
+
+
+def _lost_credentials(value: Any) -> bool:
+    return f"{REDACTED}@" in json.dumps(value)
+
+
+def with_credentials(saved: dict[str, Any], thread: str) -> dict[str, Any]:
+    """Saved settings whose URLs lost their credentials (``user:password@`` is never
+    written), with those URLs taken from the environment where it has them again.
+
+    Raises:
+        UsageError: a URL that needs its credentials, and the environment does not
+            give them: the message says which variable to set.
+    """
+    live = settings_of(context := Context())
+    restored = dict(saved)
+    for name, value in saved.items():
+        if not _lost_credentials(value):
+            continue
+        if live.get(name) == value:  # the same URL, with its credentials in the environment
+            restored[name] = getattr(context, name)
+            continue
+        variables = " or ".join(env_names(name)) or "the environment"
+        raise UsageError(
+            f"thread {thread!r} ran with {name} = {json.dumps(value)}, whose credentials are "
+            f"never saved: to resume it, give the full URL in {variables} (credentials are "
+            "best kept out of URLs: a key in the variable the endpoint reads, e.g. "
+            "OPENAI_API_KEY or an api_key_env)")
+    return restored
 
 
 def who() -> str:

@@ -12,9 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.api import attached_files
-from hugginggpt.cli.common import UsageError, add_common, checked, read_plan, settings_path
+from hugginggpt.cli.common import (
+    UsageError,
+    add_common,
+    checked,
+    read_plan,
+    saved_checkpoint_url,
+    settings_path,
+)
 from hugginggpt.cli.session import run_session
-from hugginggpt.graph.context import Context, SettingsError
+from hugginggpt.graph.context import Context, SettingsError, settings_of
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, has_llm
 
@@ -130,7 +137,8 @@ def _run(args: argparse.Namespace) -> int:
     settings = settings_path(context.workspace, thread_id)
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({
-        "context": dataclasses.asdict(context), "checkpoint_url": url, "plugins": args.plugin,
+        "context": settings_of(context), "checkpoint_url": saved_checkpoint_url(url),
+        "plugins": args.plugin,
     }, indent=2))
     _warm_up()
     graph_input = {"request": args.request, "files": files}

@@ -63,6 +63,7 @@ class Endpoint:
     """
 
     name: str
+    """How the endpoint is shown (labels, records, logs): never with URL credentials."""
     model: str
     base_url: str | None = None
     tier: int = 3
@@ -148,7 +149,8 @@ def _endpoint(raw: Any, index: int, source: str) -> Endpoint:
     if not isinstance(raw.get("model"), str) or not raw["model"].strip():
         raise ConfigError(f"{where} needs a model (MODEL, or hf:REPO_OR_URL)")
     values = dict(raw)
-    values.setdefault("name", raw["model"])
+    # the name is shown everywhere (labels, records, logs): never with a secret in it
+    values["name"] = redact(str(values.get("name", raw["model"])))
     if "tier" in values:
         values["tier"] = _tier(values["tier"], where)
     roles = values.get("roles", ROLES)
@@ -309,7 +311,7 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
             hf = spec.startswith("hf:")
             base_url = None if hf else settings.llm_base_url
             endpoints.append(Endpoint(
-                name=f"{spec} @ {base_url}" if base_url else spec, model=spec,
+                name=f"{spec} @ {redact(base_url)}" if base_url else spec, model=spec,
                 base_url=base_url, roles=tuple(roles),
                 api_key_env=LLM_KEYS[:1] if hf else LLM_KEYS,
                 max_retries=settings.llm_max_retries,
