@@ -11,8 +11,8 @@ a ``Context`` from that dict): a bad one raises :class:`SettingsError` naming th
 setting, the value, where it came from and what it may be, before anything runs.
 
 Secrets (API keys) are not settings: they stay in the environment and are read only
-where a client is built (:mod:`hugginggpt.tools.llm.client`), so they never reach state
-or checkpoints.
+where a client is built (:mod:`hugginggpt.tools.llm.credentials`), so they never reach
+state or checkpoints.
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def _http_url(value: str) -> str:
     try:
         parts = urlsplit(_USERINFO.sub("", value, count=1))
         ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        ok = ok and (parts.port is None or parts.port > 0)
     except ValueError:  # a malformed host or port
         ok = False
     if not ok:
@@ -98,7 +99,7 @@ Backend = Annotated[str, AfterValidator(check_backend)]
 
 
 @dataclass(kw_only=True, config=ConfigDict(
-    extra="forbid", validate_default=True, arbitrary_types_allowed=True))
+    extra="forbid", validate_default=True))
 class Context:
     """Settings of one run.
 
@@ -285,6 +286,8 @@ def _expected(name: str) -> str:
 
 
 def _problem(error: ErrorDetails, given: set[str]) -> SettingProblem:
+    """One of pydantic's findings, told in the setting's terms (a default that is not
+    ``given`` came from the environment: its variable is named)."""
     first, *inner = error["loc"]
     name = str(first)
     path = name + "".join(f"[{part!r}]" for part in inner)
@@ -308,7 +311,6 @@ def _problem(error: ErrorDetails, given: set[str]) -> SettingProblem:
                           source=source)
 
 
-
 def _redact(value: Any) -> Any:
     """Strings without secrets (see :func:`hugginggpt.tools.redact.redact`), in nested settings."""
     if isinstance(value, str):
@@ -327,7 +329,8 @@ def env_names(setting: str) -> tuple[str, ...]:
 
 
 def settings_of(context: Context) -> dict[str, Any]:
-    """The run's settings as plain data, for the trace and for a replay of the run.
+    """The run's settings as plain data, for the trace, a replay of the run and the
+    thread's saved settings (``resume``).
 
     Settings hold no keys (those stay in the environment); URLs lose any credentials."""
     return {f.name: _redact(getattr(context, f.name)) for f in fields(context)
