@@ -148,8 +148,9 @@ class Context:
     ``hf-inference``, ``lite``, or one a plugin registers), or a comma-separated order
     of backends such as ``lite,hf-inference``."""
     dry_run_latency_scale: NonNegative = _env_factory("HUGGINGGPT_DRY_RUN_SCALE", default=1.0)
-    plan: list[dict[str, Any]] | None = None
-    """A fixed plan (HuggingGPT format) to run instead of asking the planner."""
+    plan: list[Any] | None = None
+    """A fixed plan (HuggingGPT format) to run instead of asking the planner. Its
+    subtasks are checked by the plan validator, which names every problem."""
 
     approval: Literal["never", "plan", "risky"] = _env_factory(
         "HUGGINGGPT_APPROVAL", default="never"
