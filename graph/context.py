@@ -4,39 +4,102 @@ This is the one place that reads environment variables: every field's default co
 from the environment when there is one, so ``Context(backend="dry-run")`` keeps the
 user's configured LLM. A value given for a run wins over the environment.
 
+Every setting is checked where it enters, by its declaration here (a pydantic
+dataclass: types, choices and ranges), whether it comes from a keyword, the
+environment, a saved settings file or the ``context`` of a server run (LangGraph builds
+a ``Context`` from that dict): a bad one raises :class:`SettingsError` naming the
+setting, the value, where it came from and what it may be, before anything runs.
+
 Secrets (API keys) are not settings: they stay in the environment and are read only
-where a client is built (:mod:`hugginggpt.tools.llm.client`), so they never reach state
-or checkpoints.
+where a client is built (:mod:`hugginggpt.tools.llm.credentials`), so they never reach
+state or checkpoints.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+import re
+from collections.abc import Callable
+from dataclasses import field, fields
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+from pydantic.dataclasses import dataclass
+from pydantic_core import ErrorDetails
 
 from hugginggpt.tools.env import env
+from hugginggpt.tools.errors import SettingProblem, SettingsError
+from hugginggpt.tools.experts.availability import check_backend
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
 from hugginggpt.tools.experts.hf_inference import HF_INFERENCE_BACKEND
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
 from hugginggpt.tools.llm.settings import StructuredOutputMethod
 from hugginggpt.tools.redact import redact
 
-__all__ = ["Context", "context_of", "settings_of"]
+__all__ = ["Context", "SettingsError", "context_of", "settings_of", "env_names"]
 
 
-def _env_factory(*names: str, default: Any = None, cast: Any = str) -> Any:
+def _env_factory(*names: str, default: Any = None) -> Any:
+    """A field whose default is the first of these environment variables that is set
+    (as text: the field's type reads it), else ``default``."""
     def read() -> Any:
         for name in names:
             value = env(name)
             if value is not None:
-                return cast(value)
+                return value
         return default
 
-    return field(default_factory=read)
+    return field(default_factory=read, metadata={"env": names})
 
 
-@dataclass(kw_only=True)
+def _json(value: Any) -> Any:
+    """Text (from the environment) read as JSON; anything else as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
+
+
+_USERINFO = re.compile(r"(?<=://)[^/\s?#]*@")
+
+
+def _http_url(value: str) -> str:
+    """An http(s) URL with a host; its credentials, if any, are not looked at (saved
+    settings hold ``[redacted]@`` there)."""
+    try:
+        parts = urlsplit(_USERINFO.sub("", value, count=1))
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        ok = ok and (parts.port is None or parts.port > 0)
+    except ValueError:  # a malformed host or port
+        ok = False
+    if not ok:
+        raise ValueError("expected an http:// or https:// URL")
+    return value
+
+
+Count = Annotated[int, Field(ge=0)]
+AtLeastOne = Annotated[int, Field(ge=1)]
+Seconds = Annotated[float, Field(gt=0)]
+"""A time limit; ``inf`` is no limit."""
+NonNegative = Annotated[float, Field(ge=0)]
+Megabytes = Annotated[float, Field(gt=0)]
+Url = Annotated[str, AfterValidator(_http_url)]
+Backend = Annotated[str, AfterValidator(check_backend)]
+
+
+@dataclass(kw_only=True, config=ConfigDict(
+    extra="forbid", validate_default=True))
 class Context:
     """Settings of one run.
 
@@ -46,7 +109,7 @@ class Context:
     """
 
     llm: str | None = _env_factory("HUGGINGGPT_LLM")
-    llm_base_url: str | None = _env_factory("HUGGINGGPT_LLM_BASE_URL", "OPENAI_BASE_URL")
+    llm_base_url: Url | None = _env_factory("HUGGINGGPT_LLM_BASE_URL", "OPENAI_BASE_URL")
     planner_llm: str | None = _env_factory("HUGGINGGPT_PLANNER_LLM")
     selector_llm: str | None = _env_factory("HUGGINGGPT_SELECTOR_LLM")
     responder_llm: str | None = _env_factory("HUGGINGGPT_RESPONDER_LLM")
@@ -54,19 +117,18 @@ class Context:
     """A TOML or YAML file of endpoints and routing settings (see
     :mod:`hugginggpt.tools.llm.config`); it replaces ``llm``, ``llm_base_url`` and the
     per-role LLMs."""
-    llm_endpoints: list[dict[str, Any]] | None = _env_factory(
-        "HUGGINGGPT_LLM_ENDPOINTS", cast=json.loads
-    )
+    llm_endpoints: Annotated[list[dict[str, Any]] | None, BeforeValidator(_json)] = (
+        _env_factory("HUGGINGGPT_LLM_ENDPOINTS"))
     """The same endpoints as a list (``HUGGINGGPT_LLM_ENDPOINTS`` as a JSON array)."""
-    llm_routing: Literal["router", "round-robin", "strongest"] | None = _env_factory(
-        "HUGGINGGPT_LLM_ROUTING"
-    )
-    """Override the configured strategy (``router`` by default)."""
+    llm_routing: str | None = _env_factory("HUGGINGGPT_LLM_ROUTING")
+    """Override the configured strategy (``router`` by default; ``round-robin``,
+    ``strongest``). Checked with the rest of the LLM configuration, by
+    :func:`hugginggpt.tools.llm.config.routing_config` (a ``ConfigError``)."""
     replay: Any = None
     """A :class:`hugginggpt.tools.llm.replay.Recording`: LLM replies come from it, no
     endpoint is called (``hugginggpt replay``)."""
-    llm_timeout_s: float = _env_factory("HUGGINGGPT_LLM_TIMEOUT", default=60.0, cast=float)
-    llm_max_retries: int = _env_factory("HUGGINGGPT_LLM_RETRIES", default=2, cast=int)
+    llm_timeout_s: Seconds = _env_factory("HUGGINGGPT_LLM_TIMEOUT", default=60.0)
+    llm_max_retries: Count = _env_factory("HUGGINGGPT_LLM_RETRIES", default=2)
     structured_output: StructuredOutputMethod = _env_factory(
         "HUGGINGGPT_STRUCTURED_OUTPUT", default="function_calling"
     )
@@ -77,19 +139,18 @@ class Context:
     """``auto``: the LLM when one is configured, else the built-in offline planner."""
     plan_bank: str | None = _env_factory("HUGGINGGPT_PLAN_BANK")
     """The example bank (JSON lines of request -> plan); None: the shipped one."""
-    few_shot: int = 4
+    few_shot: Count = 4
     """How many of the bank's nearest examples the LLM planner is shown."""
 
-    backend: str = _env_factory("HUGGINGGPT_BACKEND", default="auto")
+    backend: Backend = _env_factory("HUGGINGGPT_BACKEND", default="auto")
     """Inference mode: ``auto``/``hybrid`` (every real backend, preferring local, then
     hf-inference, then lite), ``dry-run`` (simulated experts), one backend (``local``,
     ``hf-inference``, ``lite``, or one a plugin registers), or a comma-separated order
     of backends such as ``lite,hf-inference``."""
-    dry_run_latency_scale: float = _env_factory(
-        "HUGGINGGPT_DRY_RUN_SCALE", default=1.0, cast=float
-    )
-    plan: list[dict[str, Any]] | None = None
-    """A fixed plan (HuggingGPT format) to run instead of asking the planner."""
+    dry_run_latency_scale: NonNegative = _env_factory("HUGGINGGPT_DRY_RUN_SCALE", default=1.0)
+    plan: list[Any] | None = None
+    """A fixed plan (HuggingGPT format) to run instead of asking the planner. Its
+    subtasks are checked by the plan validator, which names every problem."""
 
     approval: Literal["never", "plan", "risky"] = _env_factory(
         "HUGGINGGPT_APPROVAL", default="never"
@@ -98,74 +159,69 @@ class Context:
     runs; ``risky``: only when a selected tool does more than read (network calls to
     endpoints, paid providers, writes outside the workspace); ``never``: no approval."""
 
-    max_subtasks: int = _env_factory("HUGGINGGPT_MAX_SUBTASKS", default=10, cast=int)
-    max_plan_retries: int = _env_factory("HUGGINGGPT_PLAN_RETRIES", default=2, cast=int)
-    max_llm_calls: int = _env_factory("HUGGINGGPT_MAX_LLM_CALLS", default=40, cast=int)
+    max_subtasks: AtLeastOne = _env_factory("HUGGINGGPT_MAX_SUBTASKS", default=10)
+    max_plan_retries: Count = _env_factory("HUGGINGGPT_PLAN_RETRIES", default=2)
+    max_llm_calls: Count = _env_factory("HUGGINGGPT_MAX_LLM_CALLS", default=40)
     """LLM calls a run may make (each endpoint tried counts); then the planner aborts,
     the selector takes the top-ranked model and the responder writes the plain summary."""
-    max_llm_tokens: int = _env_factory("HUGGINGGPT_MAX_LLM_TOKENS", default=400_000, cast=int)
+    max_llm_tokens: Count = _env_factory("HUGGINGGPT_MAX_LLM_TOKENS", default=400_000)
     """Prompt and completion tokens a run may use, with the same consequences."""
-    subtask_timeout_s: float = _env_factory(
-        "HUGGINGGPT_SUBTASK_TIMEOUT", default=300.0, cast=float
-    )
-    subtask_retries: int = _env_factory("HUGGINGGPT_SUBTASK_RETRIES", default=2, cast=int)
-    retry_backoff_s: float = _env_factory("HUGGINGGPT_RETRY_BACKOFF", default=1.0, cast=float)
-    latency_budget_s: float | None = _env_factory(
-        "HUGGINGGPT_LATENCY_BUDGET", default=None, cast=float
-    )
+    subtask_timeout_s: Seconds = _env_factory("HUGGINGGPT_SUBTASK_TIMEOUT", default=300.0)
+    subtask_retries: Count = _env_factory("HUGGINGGPT_SUBTASK_RETRIES", default=2)
+    retry_backoff_s: NonNegative = _env_factory("HUGGINGGPT_RETRY_BACKOFF", default=1.0)
+    latency_budget_s: Seconds | None = _env_factory("HUGGINGGPT_LATENCY_BUDGET")
     """Expected seconds per subtask that model selection aims for (None: no budget)."""
-    max_models_per_subtask: int = 3
+    max_models_per_subtask: AtLeastOne = 3
     """How many candidate models a subtask may try before it fails."""
-    selection_margin: float = 0.15
+    selection_margin: NonNegative = 0.15
     """Candidates whose rank scores differ by less than this are 'close': the selector
     LLM, when configured, chooses among them."""
 
-    hf_endpoints: dict[str, str] = _env_factory(
-        "HUGGINGGPT_HF_ENDPOINTS", default={}, cast=json.loads
-    )
+    hf_endpoints: Annotated[dict[str, Url], BeforeValidator(_json)] = _env_factory(
+        "HUGGINGGPT_HF_ENDPOINTS", default={})
     """hf-inference: model id -> URL of a dedicated Inference Endpoint or a TGI server
     (``HUGGINGGPT_HF_ENDPOINTS`` as a JSON object). The Hugging Face token is sent only to
     Hugging Face hosts."""
     hf_provider: str | None = _env_factory("HUGGINGGPT_HF_PROVIDER")
     """hf-inference: the Inference Provider for hub model ids (None: huggingface_hub's
     choice)."""
-    hf_timeout_s: float | None = None
+    hf_timeout_s: Seconds | None = None
     """hf-inference: per-request timeout (None: the backend's own, 60 s)."""
 
     allow_private_urls: bool = False
     """Let URL inputs point at private, loopback or link-local addresses."""
-    max_download_mb: float = _env_factory("HUGGINGGPT_MAX_DOWNLOAD_MB", default=50.0, cast=float)
-    download_timeout_s: float = 30.0
-    max_file_mb: float = _env_factory("HUGGINGGPT_MAX_FILE_MB", default=100.0, cast=float)
+    max_download_mb: Megabytes = _env_factory("HUGGINGGPT_MAX_DOWNLOAD_MB", default=50.0)
+    download_timeout_s: Seconds = 30.0
+    max_file_mb: Megabytes = _env_factory("HUGGINGGPT_MAX_FILE_MB", default=100.0)
     """The largest local input file (attached or in the workspace) a subtask may read."""
 
-    workspace: str = _env_factory("HUGGINGGPT_WORKSPACE", default="hugginggpt-workspace")
+    workspace: Annotated[str, Field(min_length=1)] = _env_factory(
+        "HUGGINGGPT_WORKSPACE", default="hugginggpt-workspace")
     catalog: str | None = _env_factory("HUGGINGGPT_CATALOG")
 
     offline: bool = False
     """Never call an LLM, even when one is configured (the demo, air-gapped runs)."""
 
-    max_run_s: float = _env_factory("HUGGINGGPT_MAX_RUN_S", default=1800.0, cast=float)
+    max_run_s: Seconds = _env_factory("HUGGINGGPT_MAX_RUN_S", default=1800.0)
     """Wall-time limit of the execute stage of a run, in seconds (``--max-run-time``):
     subtasks not finished when it is reached are abandoned (failed, or skipped if they
     had not started) with the limit as the reason, and the run still responds. The LLM
     stages are bounded by ``llm_timeout_s`` and ``llm_max_retries``; time spent waiting
     for an approval does not count; a resumed run gets the limit afresh."""
-    max_download_total_mb: float = _env_factory(
-        "HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", default=200.0, cast=float
-    )
+    max_download_total_mb: Megabytes = _env_factory(
+        "HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", default=200.0)
     """Megabytes that all URL inputs of one run may download together
     (``--max-download-total-mb``; ``max_download_mb`` bounds each URL)."""
-    max_loaded_models: int = _env_factory("HUGGINGGPT_MAX_LOADED_MODELS", default=3, cast=int)
+    max_loaded_models: int = _env_factory("HUGGINGGPT_MAX_LOADED_MODELS", default=3)
     """Local models held in memory at once, in use or cached (``--max-loaded-models``);
-    the least recently used is dropped first, and a load waits while all are in use."""
-    dry_run_faults: dict[str, Any] | None = _env_factory(
-        "HUGGINGGPT_DRY_RUN_FAULTS", default=None, cast=json.loads
-    )
+    the least recently used is dropped first, and a load waits while all are in use.
+    The local backend refuses a bound below 1 for each subtask, naming it."""
+    dry_run_faults: Annotated[dict[str, Any] | None, BeforeValidator(_json)] = _env_factory(
+        "HUGGINGGPT_DRY_RUN_FAULTS")
     """dry-run: faults the simulated experts inject (see
     :class:`hugginggpt.tools.experts.faults.FaultSpec`), e.g. ``{"rates": {"transient":
-    0.1, "hang": 0.05}, "seed": 7}``; None: no faults."""
-
+    0.1, "hang": 0.05}, "seed": 7}``; None: no faults. What it holds is the dry-run
+    backend's to read: a fault kind it does not know fails each subtask, saying so."""
 
     def backend_settings(self) -> dict[str, dict[str, Any]]:
         """Per-backend settings handed to tools for this run (see
@@ -184,7 +240,76 @@ class Context:
         return settings
 
 
+def _refusing(init: Callable[..., None]) -> Callable[..., None]:
+    """Context's validating ``__init__``, with pydantic's findings as one
+    :class:`SettingsError` that says, per setting, where the value came from and what it
+    may be. (Outside pydantic's validation, where a ``ValueError`` would be wrapped
+    again: the LangGraph server shows its clients the message of a ``ValueError`` only.)
+    """
+    @functools.wraps(init)
+    def __init__(self: Context, **settings: Any) -> None:
+        try:
+            init(self, **settings)
+        except ValidationError as exc:
+            raise SettingsError([_problem(e, set(settings)) for e in exc.errors()]) from None
+
+    return __init__
+
+
+Context.__init__ = _refusing(Context.__init__)  # type: ignore[method-assign]
+
 _NOT_RECORDED = {"replay"}
+_KINDS = {"integer": "a whole number", "number": "a number", "string": "text",
+          "boolean": "true or false", "object": "a mapping (a JSON object)",
+          "array": "a list (a JSON array)"}
+
+
+@functools.cache
+def _schema() -> dict[str, Any]:
+    return dict(TypeAdapter(Context).json_schema()["properties"])
+
+
+def _expected(name: str) -> str:
+    """What a setting may be, from its declaration: its choices, or its kind and range."""
+    options = _schema().get(name, {})
+    shown = []
+    for option in options.get("anyOf", [options]):
+        if "enum" in option:
+            shown.append("one of " + ", ".join(str(v) for v in option["enum"]))
+        elif option.get("type") in _KINDS:
+            bounds = [f"{word} {option[key]:g}" for key, word in (
+                ("minimum", "at least"), ("exclusiveMinimum", "greater than"),
+                ("maximum", "at most"), ("exclusiveMaximum", "less than"))
+                if key in option]
+            bounds += ["not empty"] if option.get("minLength") else []
+            shown.append(", ".join([_KINDS[option["type"]], *bounds]))
+    return " or ".join(shown) or "a valid value"
+
+
+def _problem(error: ErrorDetails, given: set[str]) -> SettingProblem:
+    """One of pydantic's findings, told in the setting's terms (a default that is not
+    ``given`` came from the environment: its variable is named)."""
+    first, *inner = error["loc"]
+    name = str(first)
+    path = name + "".join(f"[{part!r}]" for part in inner)
+    shown = redact(repr(error["input"]))
+    if len(shown) > 200:
+        shown = shown[:200] + "..."
+    if error["type"] == "unexpected_keyword_argument":
+        return SettingProblem(setting=name, path=path, shown=shown,
+                              expected="no such setting (the settings are the fields of "
+                                       "hugginggpt.Context)")
+    if error["type"] == "value_error":
+        expected = str(error.get("ctx", {}).get("error", error["msg"]))
+    elif inner:
+        expected = error["msg"].replace("Input should be", "expected")
+    else:
+        expected = f"expected {_expected(name)}"
+    source = None
+    if name not in given:  # its default: from the environment
+        source = next((n for n in env_names(name) if env(n) is not None), None)
+    return SettingProblem(setting=name, path=path, shown=shown, expected=expected,
+                          source=source)
 
 
 def _redact(value: Any) -> Any:
@@ -198,8 +323,15 @@ def _redact(value: Any) -> Any:
     return value
 
 
+def env_names(setting: str) -> tuple[str, ...]:
+    """The environment variables a setting is read from (first set wins); () if none."""
+    declared = next((f for f in fields(Context) if f.name == setting), None)
+    return tuple(declared.metadata.get("env", ())) if declared else ()
+
+
 def settings_of(context: Context) -> dict[str, Any]:
-    """The run's settings as plain data, for the trace and for a replay of the run.
+    """The run's settings as plain data, for the trace, a replay of the run and the
+    thread's saved settings (``resume``).
 
     Settings hold no keys (those stay in the environment); URLs lose any credentials."""
     return {f.name: _redact(getattr(context, f.name)) for f in fields(context)

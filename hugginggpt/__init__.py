@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from hugginggpt.api import RunResult, aresume, arun, resume, run
     from hugginggpt.graph.builder import build_graph, graph
     from hugginggpt.graph.checkpoint import aopen_checkpointer, open_checkpointer
-    from hugginggpt.graph.context import Context
+    from hugginggpt.graph.context import Context, SettingsError
     from hugginggpt.graph.state import InputState, OutputState, State
     from hugginggpt.tools.experts.registry import ToolContext, register_tool, tool
 
@@ -35,6 +35,7 @@ _EXPORTS = {
     "build_graph": "hugginggpt.graph.builder",
     "graph": "hugginggpt.graph.builder",
     "Context": "hugginggpt.graph.context",
+    "SettingsError": "hugginggpt.graph.context",
     "State": "hugginggpt.graph.state",
     "InputState": "hugginggpt.graph.state",
     "OutputState": "hugginggpt.graph.state",
@@ -48,6 +49,7 @@ _EXPORTS = {
 __all__ = [
     "Context",
     "RunResult",
+    "SettingsError",
     "InputState",
     "OutputState",
     "State",

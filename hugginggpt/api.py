@@ -46,6 +46,7 @@ from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.kinds import is_url
 from hugginggpt.tools.llm.config import routing_config
 from hugginggpt.tools.llm.records import LLMCall, usage_totals
+from hugginggpt.tools.redact import redact
 
 __all__ = ["RunResult", "Outcome", "run", "arun", "resume", "aresume", "make_context", "drive",
            "attached_files", "RECURSION_LIMIT"]
@@ -164,6 +165,8 @@ def make_context(context: Context | None = None, **settings: Any) -> Context:
 
     Raises:
         TypeError: a setting that is not a :class:`Context` field.
+        SettingsError: a setting with a value it cannot have (the message names it, the
+            value and what it may be).
         ConfigError: the LLM configuration is invalid (the message says where).
     """
     known = {f.name for f in dataclasses.fields(Context)}
@@ -227,7 +230,7 @@ async def _run(graph_input: Any, thread_id: str, context: Context, checkpoint_ur
         if isinstance(graph_input, Command) or graph_input is None:
             before = await app.aget_state(_config(thread_id))
             if not before.values:
-                raise ArgumentError(f"thread {thread_id!r} has no checkpoint in {url}")
+                raise ArgumentError(f"thread {thread_id!r} has no checkpoint in {redact(url)}")
             if isinstance(graph_input, Command) and not before.interrupts:
                 raise ArgumentError(f"thread {thread_id!r} is not waiting for an approval")
         snapshot, interrupted = await drive(app, graph_input, thread_id, context, on_event)
@@ -256,7 +259,8 @@ async def arun(
 
     Raises:
         ArgumentError: an empty request, or a file that does not exist.
-        TypeError, ConfigError: invalid settings (see :func:`make_context`).
+        TypeError, SettingsError, ConfigError: invalid settings (see
+            :func:`make_context`).
     """
     if not request.strip():
         raise ArgumentError("the request is empty: say what you want done")

@@ -36,7 +36,7 @@ from hugginggpt.nodes.prompts import (
 from hugginggpt.tools.errors import LLMNotConfiguredError
 from hugginggpt.tools.experts.tasks import task_types
 from hugginggpt.tools.llm.client import complete
-from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, has_llm
+from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, ConfigError, has_llm, routing_config
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import reply_text
@@ -146,6 +146,11 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
         update |= {"selections": None, "results": None, "status": "running",
                    "abort_reason": None, "response": "", "approved": False,
                    "settings": settings_of(context)}
+        try:  # checked at entry by the CLI and the API; a server run's context here
+            if context.replay is None:
+                routing_config(context)
+        except ConfigError as exc:
+            return update | _abort(str(exc), planner="none")
 
     if context.plan is not None:
         planner = "fixed plan"

@@ -133,7 +133,8 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         text = template_response(state, "No responder LLM is configured; these are the results.")
     except LLM_CALL_ERRORS as exc:
         responder = "template (responder LLM failed)"
-        text = template_response(state, describe_llm_error(exc, "responder").capitalize() + ".")
+        failure = describe_llm_error(exc, "responder")  # variable names keep their case
+        text = template_response(state, failure[:1].upper() + failure[1:] + ".")
     return {
         "response": text,
         "responder": responder,

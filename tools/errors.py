@@ -7,8 +7,13 @@ trying again can help.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
 __all__ = [
     "HuggingGPTError",
+    "SettingProblem",
+    "SettingsError",
     "ToolDefinitionError",
     "ToolExecutionError",
     "TransientToolError",
@@ -19,11 +24,60 @@ __all__ = [
     "LLMNotConfiguredError",
     "LLMCallError",
     "LLMBudgetError",
+    "LLMCredentialsError",
 ]
 
 
 class HuggingGPTError(Exception):
     """Base class of every error this project raises on purpose."""
+
+
+@dataclass(frozen=True)
+class SettingProblem:
+    """One refused setting: which, where its value came from, and what it may be.
+
+    Attributes:
+        setting: the :class:`~hugginggpt.graph.context.Context` field.
+        path: the field, or the part of it that is wrong (``hf_endpoints['m']``).
+        shown: the value as the user gave it (secrets removed).
+        expected: what the value may be: its choices or its kind and range.
+        source: how it entered, when not by its name: an environment variable, a
+            command-line flag, a file.
+    """
+
+    setting: str
+    path: str
+    shown: str
+    expected: str
+    source: str | None = None
+
+    def __str__(self) -> str:
+        if self.source is None:
+            return f"{self.path} = {self.shown} is not valid: {self.expected}"
+        given = (f"{self.source} {self.shown}" if self.source.startswith("-")
+                 else f"{self.source} = {self.shown}")
+        return f"{given} is not a valid {self.path}: {self.expected}"
+
+
+class SettingsError(HuggingGPTError, ValueError):
+    """Settings refused where they enter, before anything runs; the message names each
+    setting, its value, where it came from and what it may be.
+
+    Attributes:
+        problems: one per refused value.
+    """
+
+    def __init__(self, problems: Iterable[SettingProblem]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(str(p) for p in self.problems))
+
+    def entered_as(self, sources: Mapping[str, str]) -> SettingsError:
+        """The same problems, naming how the settings in ``sources`` were given (a
+        flag for a setting, say) where no other source is known."""
+        return SettingsError(
+            replace(p, source=sources[p.setting])
+            if p.source is None and p.setting in sources else p
+            for p in self.problems)
 
 
 class ToolDefinitionError(HuggingGPTError, TypeError):
@@ -83,6 +137,15 @@ class LLMCallError(HuggingGPTError):
 
 class LLMBudgetError(LLMCallError):
     """The run has used its LLM calls or tokens; no further call is made."""
+
+    @property
+    def description(self) -> str:
+        return str(self)
+
+
+class LLMCredentialsError(LLMCallError):
+    """The LLM endpoints lack the key or token they need; no request was made. The
+    message names the environment variable and how to set it."""
 
     @property
     def description(self) -> str:

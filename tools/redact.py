@@ -25,7 +25,8 @@ _SHAPES = (
     re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/\-]{8,}=*"),
     re.compile(r"(?i)(?<=basic )[A-Za-z0-9+/]{8,}=*"),      # user:password, base64
 )
-_USERINFO = re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+@")
+_USERINFO = re.compile(r"(?<=://)[^/\s?#]+@")
+"""A URL's ``user:password@`` (or a token as the user name, ``https://TOKEN@host``)."""
 _MIN_SECRET = 6
 
 

@@ -29,6 +29,7 @@ from hugginggpt.cli.common import (
     exit_codes_help,
     load_plugins,
 )
+from hugginggpt.graph.context import SettingsError
 
 __all__ = ["main", "COMMANDS"]
 
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         load_plugins(getattr(args, "plugin", []))
         return int(args.handler(args))
-    except UsageError as exc:
+    except (UsageError, SettingsError) as exc:  # a setting from the environment, say
         print(f"hugginggpt: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -22,16 +22,17 @@ from typing import Any
 from urllib.parse import quote
 
 from hugginggpt.graph.checkpoint import sqlite_path
-from hugginggpt.graph.context import Context
+from hugginggpt.graph.context import Context, SettingsError, env_names, settings_of
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_from_json
 from hugginggpt.tools.env import env
 from hugginggpt.tools.llm.config import ConfigError, routing_config
+from hugginggpt.tools.redact import REDACTED, redact
 
 __all__ = ["UsageError", "EXIT_OK", "EXIT_DIFFERENT", "EXIT_USAGE", "EXIT_PARTIAL",
            "EXIT_FAILED", "EXIT_ABORTED", "EXIT_WAITING", "EXIT_INTERRUPTED", "EXIT_CODES",
            "exit_codes_help", "add_common", "thread_id_arg", "load_plugins", "read_plan",
            "checked", "settings_path", "state_dir", "index_thread", "absolute_checkpoint_url",
-           "saved_settings", "who"]
+           "saved_settings", "saved_checkpoint_url", "with_credentials", "who"]
 
 EXIT_OK = 0
 EXIT_DIFFERENT = 1
@@ -199,9 +200,11 @@ def _find_settings(thread_id: str, workspace: str | None) -> tuple[Path | None, 
                            "which is gone"]
 
 
-def saved_settings(args: argparse.Namespace) -> tuple[Context, str]:
+def saved_settings(args: argparse.Namespace, *, to_run: bool = False) -> tuple[Context, str]:
     """The settings and checkpoint URL a thread's run was started with, found from any
-    folder (see the module's docstring for where it looks)."""
+    folder (see the module's docstring for where it looks); ``to_run``: with the URL
+    credentials they were saved without, from the environment (see
+    :func:`with_credentials`)."""
     if not args.thread:
         raise UsageError(f"{args.command} needs --thread ID")
     settings_file, looked = _find_settings(args.thread, args.workspace)
@@ -216,7 +219,52 @@ def saved_settings(args: argparse.Namespace) -> tuple[Context, str]:
         )
     saved = json.loads(settings_file.read_text())
     load_plugins(saved.get("plugins", []))
-    return Context(**saved["context"]), args.checkpoint_url or saved["checkpoint_url"]
+    url = args.checkpoint_url or saved["checkpoint_url"]
+    values = with_credentials(saved["context"], args.thread) if to_run else saved["context"]
+    if to_run and _lost_credentials(url):
+        raise UsageError(f"thread {args.thread!r} is checkpointed in {url}, whose credentials "
+                         "are never saved: pass --checkpoint-url with them (or give the "
+                         "password through the environment, e.g. PGPASSWORD)")
+    try:
+        context = Context(**values)
+    except SettingsError as exc:
+        raise UsageError(f"the saved settings of thread {args.thread!r} ({settings_file}) "
+                         f"are not valid: {exc}") from None
+    return context, url
+
+
+def saved_checkpoint_url(url: str) -> str:
+    """The checkpoint URL as saved with a thread's settings: without credentials."""
+    return redact(url)
+
+
+def _lost_credentials(value: Any) -> bool:
+    return f"{REDACTED}@" in json.dumps(value)
+
+
+def with_credentials(saved: dict[str, Any], thread: str) -> dict[str, Any]:
+    """Saved settings whose URLs lost their credentials (``user:password@`` is never
+    written), with those URLs taken from the environment where it has them again.
+
+    Raises:
+        UsageError: a URL that needs its credentials, and the environment does not
+            give them: the message says which variable to set.
+    """
+    live = settings_of(context := Context())
+    restored = dict(saved)
+    for name, value in saved.items():
+        if not _lost_credentials(value):
+            continue
+        if live.get(name) == value:  # the same URL, with its credentials in the environment
+            restored[name] = getattr(context, name)
+            continue
+        variables = " or ".join(env_names(name)) or "the environment"
+        raise UsageError(
+            f"thread {thread!r} ran with {name} = {json.dumps(value)}, whose credentials are "
+            f"never saved: to resume it, give the full URL in {variables} (credentials are "
+            "best kept out of URLs: a key in the variable the endpoint reads, e.g. "
+            "OPENAI_API_KEY or an api_key_env)")
+    return restored
 
 
 def who() -> str:

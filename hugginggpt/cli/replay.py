@@ -18,6 +18,7 @@ from hugginggpt.cli.common import EXIT_DIFFERENT, EXIT_OK, UsageError, add_commo
 from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer
 from hugginggpt.replay import differences, replay_setup, replayed_parts
+from hugginggpt.tools.redact import redact
 
 __all__ = ["add_parser"]
 
@@ -39,7 +40,7 @@ async def _replay(args: argparse.Namespace) -> int:
         compiled = build_graph(checkpointer=saver)
         recorded = dict((await compiled.aget_state(source)).values)
         if not recorded:
-            raise UsageError(f"thread {args.thread!r} has no checkpoint in {url}")
+            raise UsageError(f"thread {args.thread!r} has no checkpoint in {redact(url)}")
         try:
             graph_input, context, recording = replay_setup(recorded)
         except ValueError as exc:

@@ -25,7 +25,7 @@ def add_parser(sub: Any) -> None:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    context, url = saved_settings(args)
+    context, url = saved_settings(args, to_run=True)
     user = who()
     answer: dict[str, Any] | None = (
         {"action": "approve", "who": user} if args.approve else

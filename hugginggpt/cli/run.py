@@ -19,10 +19,11 @@ from hugginggpt.cli.common import (
     checked,
     index_thread,
     read_plan,
+    saved_checkpoint_url,
     settings_path,
 )
 from hugginggpt.cli.session import run_session
-from hugginggpt.graph.context import Context
+from hugginggpt.graph.context import Context, SettingsError, settings_of
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, has_llm
 
@@ -100,7 +101,18 @@ def context_from(args: argparse.Namespace) -> Context:
         overrides["backend"] = "dry-run"
     if args.plan:
         overrides["plan"] = read_plan(args.plan)
-    return checked(Context(**{k: v for k, v in overrides.items() if v is not None}))
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return checked(Context(**given))
+    except SettingsError as exc:
+        raise UsageError(str(exc.entered_as({k: _FLAGS.get(k, "--" + k.replace("_", "-"))
+                                             for k in given}))) from None
+
+
+_FLAGS = {"subtask_timeout_s": "--subtask-timeout", "max_run_s": "--max-run-time",
+          "dry_run_latency_scale": "--latency-scale", "latency_budget_s": "--latency-budget",
+          "hf_endpoints": "--hf-endpoint", "plan": "--plan"}
+"""The flags whose names are not their settings' (``--max-subtasks`` is ``max_subtasks``)."""
 
 
 def _warm_up() -> None:
@@ -128,7 +140,8 @@ def _run(args: argparse.Namespace) -> int:
     settings = settings_path(context.workspace, thread_id)
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({
-        "context": dataclasses.asdict(context), "checkpoint_url": url, "plugins": args.plugin,
+        "context": settings_of(context), "checkpoint_url": saved_checkpoint_url(url),
+        "plugins": args.plugin,
     }, indent=2))
     index_thread(thread_id, settings)
     _warm_up()

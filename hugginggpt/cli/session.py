@@ -16,6 +16,7 @@ from hugginggpt.graph.checkpoint import aopen_checkpointer
 from hugginggpt.graph.context import Context
 from hugginggpt.progress import Progress
 from hugginggpt.tools.llm.records import usage_totals
+from hugginggpt.tools.redact import redact
 
 __all__ = ["run_session", "describe_approval"]
 
@@ -30,7 +31,7 @@ async def run_session(graph_input: Any, thread_id: str, context: Context, url: s
         if graph_input is None or isinstance(graph_input, Command):
             snapshot = await app.aget_state({"configurable": {"thread_id": thread_id}})
             if not snapshot.values:
-                raise UsageError(f"thread {thread_id!r} has no checkpoint in {url}")
+                raise UsageError(f"thread {thread_id!r} has no checkpoint in {redact(url)}")
             if isinstance(graph_input, Command) and not snapshot.interrupts:
                 raise UsageError(f"thread {thread_id!r} is not waiting for an approval")
         while True:

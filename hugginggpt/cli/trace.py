@@ -11,6 +11,7 @@ from typing import Any
 from hugginggpt.cli.common import EXIT_OK, UsageError, add_common, saved_settings
 from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer
+from hugginggpt.tools.redact import redact
 from hugginggpt.trace import render, thread_runs
 
 __all__ = ["add_parser"]
@@ -30,7 +31,7 @@ async def _trace(args: argparse.Namespace) -> int:
         compiled = build_graph(checkpointer=saver)
         runs = await thread_runs(compiled, {"configurable": {"thread_id": args.thread}})
     if not runs:
-        raise UsageError(f"thread {args.thread!r} has no checkpoint in {url}")
+        raise UsageError(f"thread {args.thread!r} has no checkpoint in {redact(url)}")
     if args.json:
         print(json.dumps({"thread_id": args.thread, "runs": runs}, indent=2,
                          ensure_ascii=False, default=str))

@@ -12,12 +12,37 @@ from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
 from hugginggpt.tools.experts.registry import ANY_TASK, Tool, registered_tools
 from hugginggpt.tools.experts.tasks import get_task_type
 
-__all__ = ["HYBRID_ORDER", "backend_order", "candidate_cards", "model_cards",
-           "explain_unavailable", "availability"]
+__all__ = ["HYBRID_ORDER", "MODES", "check_backend", "backend_order", "candidate_cards",
+           "model_cards", "explain_unavailable", "availability"]
 
 HYBRID_ORDER: tuple[str, ...] = ("local", "hf-inference", "lite")
 """The default preference of ``auto``/``hybrid``: models on this machine, then Hugging
 Face endpoints, then the lite engines; backends that plugins add come last."""
+
+
+MODES = ("auto", "hybrid")
+"""The backend settings that are not backends: every real backend, preferred in
+:data:`HYBRID_ORDER`."""
+
+
+def check_backend(mode: str) -> str:
+    """The backend setting, checked: ``auto``, ``hybrid``, a registered backend
+    (``dry-run`` included; plugins register their own) or an order of them such as
+    ``lite,hf-inference``.
+
+    Raises:
+        ValueError: naming the unknown backends and the valid choices.
+    """
+    if mode in MODES:
+        return mode
+    known = sorted({t.backend for t in registered_tools()})
+    names = [name.strip() for name in mode.split(",")]
+    if unknown := [name for name in names if name not in known]:
+        raise ValueError(
+            f"no backend named {', '.join(repr(n) for n in unknown)}; expected "
+            f"{', '.join(MODES)}, a registered backend ({', '.join(known)}; a plugin "
+            "adds its own with --plugin) or an order of them such as lite,hf-inference")
+    return mode
 
 
 def backend_order(mode: str, known: list[str]) -> list[str]:
@@ -26,7 +51,7 @@ def backend_order(mode: str, known: list[str]) -> list[str]:
     ``auto``/``hybrid``: every real backend, in :data:`HYBRID_ORDER` then the others;
     ``dry-run``: the simulated experts; ``a,b``: those, in that order.
     """
-    if mode in ("auto", "hybrid"):
+    if mode in MODES:
         return [b for b in HYBRID_ORDER if b in known] + sorted(
             b for b in known if b not in HYBRID_ORDER and b != DRY_RUN_BACKEND)
     return [b.strip() for b in mode.split(",") if b.strip()]

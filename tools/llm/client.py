@@ -16,8 +16,10 @@ recording and no endpoint is called.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, cast
 
@@ -26,8 +28,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables.config import ensure_config, merge_configs
 
-from hugginggpt.tools.env import env
-from hugginggpt.tools.errors import LLMBudgetError, LLMCallError, LLMNotConfiguredError
+from hugginggpt.tools.errors import (
+    LLMBudgetError,
+    LLMCallError,
+    LLMCredentialsError,
+    LLMNotConfiguredError,
+)
 from hugginggpt.tools.llm.config import (
     NOT_CONFIGURED_HELP,
     ConfigError,
@@ -36,6 +42,7 @@ from hugginggpt.tools.llm.config import (
     RoutingConfig,
     routing_config,
 )
+from hugginggpt.tools.llm.credentials import api_key, hf_token, missing_credentials
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
 from hugginggpt.tools.llm.records import LLMCall, recorded_reply, recorded_request, request_digest
 from hugginggpt.tools.llm.router import ROUTER
@@ -44,15 +51,10 @@ from hugginggpt.tools.redact import install_log_redaction, redact
 
 __all__ = ["complete", "StreamInterruptedError"]
 
+_log = logging.getLogger(__name__)
+
 
 # ------------------------------------------------------------------ clients
-
-def _api_key(endpoint: Endpoint) -> str | None:
-    for name in endpoint.api_key_env or (() if endpoint.base_url else ("OPENAI_API_KEY",)):
-        if key := env(name):
-            return key
-    return "not-needed" if endpoint.base_url else None  # the client insists on one
-
 
 @lru_cache(maxsize=64)
 def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatModel:
@@ -61,8 +63,7 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
 
         target = endpoint.model[3:]
         is_url = target.startswith(("http://", "https://"))
-        token = next((v for n in (*endpoint.api_key_env, "HF_TOKEN",
-                                  "HUGGINGFACEHUB_API_TOKEN") if (v := env(n))), None)
+        token = hf_token(endpoint)
         hf = HuggingFaceEndpoint(  # type: ignore[call-arg]  # model is derived
             endpoint_url=target if is_url else None,
             repo_id=None if is_url else target,
@@ -78,12 +79,12 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
     from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
 
-    api_key = _api_key(endpoint)
+    key = api_key(endpoint)
     install_log_redaction()  # the loggers of the client just imported
     return ChatOpenAI(
         model=endpoint.model,
         base_url=endpoint.base_url,
-        api_key=SecretStr(api_key) if api_key else None,
+        api_key=SecretStr(key) if key else None,
         timeout=timeout_s,
         max_retries=max_retries,
         temperature=0,
@@ -180,6 +181,35 @@ def _check_budget(settings: LLMSettings, role: str, calls: list[LLMCall],
             "HUGGINGGPT_MAX_LLM_TOKENS if the run needs more")
 
 
+# ------------------------------------------------------------------ credentials
+
+def _without(config: RoutingConfig, role: Role, missing: dict[str, str], digest: str,
+             messages: list[BaseMessage], calls: list[LLMCall], need: int,
+             turn: int) -> RoutingConfig:
+    """The configuration without the endpoints that lack their key or token (no request
+    is made to them).
+
+    Raises:
+        LLMCredentialsError: none of the role's endpoints has its credentials; each is
+            recorded as a failed call, saying what it lacks.
+    """
+    kept = tuple(e for e in config.endpoints if e.name not in missing)
+    if any(role in e.roles for e in kept):
+        for why in missing.values():
+            _log.warning("LLM endpoint skipped for the %s: %s", role, why)
+        return replace(config, endpoints=kept)
+    error = LLMCredentialsError(f"the {role} LLM cannot be called: " + "; ".join(
+        missing.values()))
+    for attempt, endpoint in enumerate(config.for_role(role), 1):
+        calls.append(LLMCall(
+            role=role, llm=endpoint.label, endpoint=endpoint.name, tier=endpoint.tier,
+            need=need, turn=turn, attempt=attempt, digest=digest, at=time.time(),
+            request=recorded_request(messages), ok=False,
+            error=f"not called: {missing[endpoint.name]}"))
+    calls[-1] = calls[-1].model_copy(update={"outcome": error.description})
+    raise error
+
+
 # ------------------------------------------------------------------ the call
 
 _TRIES_PER_ENDPOINT = 2
@@ -235,6 +265,8 @@ def complete(
     Raises:
         LLMNotConfiguredError: no endpoint for the role, or an invalid configuration.
         LLMBudgetError: the run has used its ``max_llm_calls`` or ``max_llm_tokens``.
+        LLMCredentialsError: the role's endpoints lack their keys or tokens (the message
+            names the variables); no request was made.
         LLMCallError: every endpoint failed (the message lists each failure), or one of
             ``LLM_CALL_ERRORS`` when the role has a single endpoint.
     """
@@ -251,6 +283,9 @@ def complete(
     endpoints = config.for_role(role) if config else []
     if config is None or not endpoints:
         raise LLMNotConfiguredError(NOT_CONFIGURED_HELP)
+    if missing := {e.name: why for e in endpoints if (why := missing_credentials(e))}:
+        config = _without(config, role, missing, digest, messages, calls, need, turn)
+        endpoints = config.for_role(role)
 
     predicted = ROUTER.predict(role, tokens)
     failures: list[tuple[Endpoint, BaseException]] = []

@@ -33,6 +33,7 @@ __all__ = [
     "Strategy",
     "STRATEGIES",
     "NOT_CONFIGURED_HELP",
+    "LLM_KEYS",
     "load_config",
     "parse_config",
     "routing_config",
@@ -62,6 +63,7 @@ class Endpoint:
     """
 
     name: str
+    """How the endpoint is shown (labels, records, logs): never with URL credentials."""
     model: str
     base_url: str | None = None
     tier: int = 3
@@ -147,7 +149,8 @@ def _endpoint(raw: Any, index: int, source: str) -> Endpoint:
     if not isinstance(raw.get("model"), str) or not raw["model"].strip():
         raise ConfigError(f"{where} needs a model (MODEL, or hf:REPO_OR_URL)")
     values = dict(raw)
-    values.setdefault("name", raw["model"])
+    # the name is shown everywhere (labels, records, logs): never with a secret in it
+    values["name"] = redact(str(values.get("name", raw["model"])))
     if "tier" in values:
         values["tier"] = _tier(values["tier"], where)
     roles = values.get("roles", ROLES)
@@ -257,7 +260,10 @@ examples). Configure one of:
                        (see the README, "Several LLMs")
 Or check a plan without any LLM: hugginggpt run "..." --dry-run --plan PLAN.json"""
 
-_LEGACY_KEYS = ("HUGGINGGPT_LLM_API_KEY", "OPENAI_API_KEY")
+LLM_KEYS = ("HUGGINGGPT_LLM_API_KEY", "OPENAI_API_KEY")
+"""Where the key of the ``llm`` endpoint (``--llm``) is read from; optional for a server
+at a base URL. A Hugging Face ``llm`` reads ``HUGGINGGPT_LLM_API_KEY``, then ``HF_TOKEN``
+(never the OpenAI key)."""
 _DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
 
@@ -283,6 +289,9 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
     Raises:
         ConfigError: the configuration is invalid.
     """
+    if settings.llm_routing and settings.llm_routing not in STRATEGIES:
+        raise ConfigError(f"llm_routing (HUGGINGGPT_LLM_ROUTING) must be one of "
+                          f"{list(STRATEGIES)}, not {settings.llm_routing!r}")
     if settings.offline:
         return None
     if settings.llm_config:
@@ -299,17 +308,16 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
             return None
         endpoints = []
         for spec, roles in by_spec.items():
-            base_url = None if spec.startswith("hf:") else settings.llm_base_url
+            hf = spec.startswith("hf:")
+            base_url = None if hf else settings.llm_base_url
             endpoints.append(Endpoint(
-                name=f"{spec} @ {base_url}" if base_url else spec, model=spec,
-                base_url=base_url, roles=tuple(roles), api_key_env=_LEGACY_KEYS,
+                name=f"{spec} @ {redact(base_url)}" if base_url else spec, model=spec,
+                base_url=base_url, roles=tuple(roles),
+                api_key_env=LLM_KEYS[:1] if hf else LLM_KEYS,
                 max_retries=settings.llm_max_retries,
             ))
         config = RoutingConfig(endpoints=tuple(endpoints))
     if settings.llm_routing:
-        if settings.llm_routing not in STRATEGIES:
-            raise ConfigError(f"llm_routing (HUGGINGGPT_LLM_ROUTING) must be one of "
-                              f"{list(STRATEGIES)}, not {settings.llm_routing!r}")
         config = replace(config, strategy=cast(Any, settings.llm_routing))
     return config
 

@@ -1,0 +1,66 @@
+"""The keys and tokens an LLM endpoint is called with, and which ones it lacks.
+
+Keys stay in the environment and are read here, where a client is built, never stored.
+Whether an endpoint can be called is known before any request: OpenAI itself (no
+``base_url``) needs a key, a Hugging Face model id (``hf:REPO``) a token (``HF_TOKEN``
+or a saved ``hf auth login``), and an endpoint whose configuration names ``api_key_env``
+needs one of those variables set. A server at a ``base_url`` given with ``--llm`` (vLLM,
+Ollama, ...) needs none: it gets ``HUGGINGGPT_LLM_API_KEY`` or ``OPENAI_API_KEY`` when one
+is set.
+"""
+
+from __future__ import annotations
+
+from hugginggpt.tools.env import env
+from hugginggpt.tools.llm.config import LLM_KEYS, Endpoint
+
+__all__ = ["api_key", "hf_token", "missing_credentials"]
+
+_HF_TOKENS = ("HF_TOKEN", "HUGGINGFACEHUB_API_TOKEN")
+
+
+def _first(names: tuple[str, ...]) -> str | None:
+    return next((value for name in names if (value := env(name))), None)
+
+
+def _is_hf_model_id(endpoint: Endpoint) -> bool:
+    return not endpoint.model[3:].startswith(("http://", "https://"))
+
+
+def api_key(endpoint: Endpoint) -> str | None:
+    """The key for an OpenAI-compatible endpoint; a placeholder for a server at a base
+    URL that needs none (the client insists on one)."""
+    key = _first(endpoint.api_key_env or (() if endpoint.base_url else ("OPENAI_API_KEY",)))
+    return key or ("not-needed" if endpoint.base_url else None)
+
+
+def hf_token(endpoint: Endpoint) -> str | None:
+    """The token for a Hugging Face endpoint (``hf:``): the configured variables,
+    ``HF_TOKEN``, else the one ``hf auth login`` saved."""
+    token = _first((*endpoint.api_key_env, *_HF_TOKENS))
+    if token is None and _is_hf_model_id(endpoint):
+        from huggingface_hub import get_token
+
+        token = get_token()
+    return token
+
+
+def missing_credentials(endpoint: Endpoint) -> str | None:
+    """What the endpoint lacks to be called, and how to give it; None when nothing."""
+    if endpoint.model.startswith("hf:"):
+        if not _is_hf_model_id(endpoint) or hf_token(endpoint) is not None:
+            return None
+        return (f"{endpoint.label} is a Hugging Face model and needs a token: set HF_TOKEN "
+                "(export HF_TOKEN=hf_...) or log in with `hf auth login`; or give the URL "
+                "of a server of yours (--llm hf:https://...)")
+    names = endpoint.api_key_env or ("OPENAI_API_KEY",)
+    if _first(names) is not None:
+        return None
+    if endpoint.base_url is None:
+        return (f"{endpoint.label} is OpenAI's API and needs a key: set {' or '.join(names)} "
+                f"(export {names[-1]}=sk-...), or give --llm-base-url for an "
+                "OpenAI-compatible server (vLLM, Ollama, ...) that needs none")
+    if endpoint.api_key_env and endpoint.api_key_env != LLM_KEYS:
+        return (f"{endpoint.label} reads its key from {' or '.join(names)} (its "
+                f"api_key_env), which is not set: export {names[0]}=...")
+    return None
