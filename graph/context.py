@@ -40,6 +40,7 @@ from hugginggpt.tools.env import env
 from hugginggpt.tools.errors import SettingProblem, SettingsError
 from hugginggpt.tools.experts.availability import check_backend
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
+from hugginggpt.tools.experts.faults import FaultSpec
 from hugginggpt.tools.experts.hf_inference import HF_INFERENCE_BACKEND
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
 from hugginggpt.tools.llm.settings import StructuredOutputMethod
@@ -88,6 +89,22 @@ def _http_url(value: str) -> str:
     return value
 
 
+def _subtasks(value: Any) -> Any:
+    """A plan in either of HuggingGPT's forms, a list or ``{"subtasks": [...]}`` (as a
+    server's client may send it), as its list of subtasks; anything else is left for
+    the type to refuse (JSON text is not a plan)."""
+    if isinstance(value, dict) and isinstance(value.get("subtasks"), list):
+        return value["subtasks"]
+    return value
+
+
+PlanItems = Annotated[list[Any], BeforeValidator(_subtasks)]
+
+
+def _fault_spec(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The faults setting, once the dry-run backend would accept it."""
+    FaultSpec.parse(value)  # raises ValueError saying what is allowed
+    return value
 Count = Annotated[int, Field(ge=0)]
 AtLeastOne = Annotated[int, Field(ge=1)]
 Seconds = Annotated[float, Field(gt=0)]
@@ -148,9 +165,10 @@ class Context:
     ``hf-inference``, ``lite``, or one a plugin registers), or a comma-separated order
     of backends such as ``lite,hf-inference``."""
     dry_run_latency_scale: NonNegative = _env_factory("HUGGINGGPT_DRY_RUN_SCALE", default=1.0)
-    plan: list[Any] | None = None
-    """A fixed plan (HuggingGPT format) to run instead of asking the planner. Its
-    subtasks are checked by the plan validator, which names every problem."""
+    plan: PlanItems | None = None
+    """A fixed plan (HuggingGPT format: a list of subtasks, or ``{"subtasks": [...]}``)
+    to run instead of asking the planner. Its subtasks are checked by the plan
+    validator, which names every problem."""
 
     approval: Literal["never", "plan", "risky"] = _env_factory(
         "HUGGINGGPT_APPROVAL", default="never"
@@ -212,16 +230,18 @@ class Context:
         "HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", default=200.0)
     """Megabytes that all URL inputs of one run may download together
     (``--max-download-total-mb``; ``max_download_mb`` bounds each URL)."""
-    max_loaded_models: int = _env_factory("HUGGINGGPT_MAX_LOADED_MODELS", default=3)
-    """Local models held in memory at once, in use or cached (``--max-loaded-models``);
-    the least recently used is dropped first, and a load waits while all are in use.
-    The local backend refuses a bound below 1 for each subtask, naming it."""
-    dry_run_faults: Annotated[dict[str, Any] | None, BeforeValidator(_json)] = _env_factory(
+    max_loaded_models: AtLeastOne = _env_factory("HUGGINGGPT_MAX_LOADED_MODELS", default=3)
+    """Local models held in memory when this run loads one, in use or cached
+    (``--max-loaded-models``): before each of the run's loads the least recently used
+    idle models are dropped until it fits, and a load waits while all are in use. The
+    bound is the run's: another run in the process keeps its own."""
+    dry_run_faults: Annotated[dict[str, Any] | None, BeforeValidator(_json),
+                              AfterValidator(_fault_spec)] = _env_factory(
         "HUGGINGGPT_DRY_RUN_FAULTS")
     """dry-run: faults the simulated experts inject (see
     :class:`hugginggpt.tools.experts.faults.FaultSpec`), e.g. ``{"rates": {"transient":
-    0.1, "hang": 0.05}, "seed": 7}``; None: no faults. What it holds is the dry-run
-    backend's to read: a fault kind it does not know fails each subtask, saying so."""
+    0.1, "hang": 0.05}, "seed": 7}``; None: no faults. Checked as it enters: unknown
+    keys or fault kinds, and rates that are not probabilities, are refused."""
 
     def backend_settings(self) -> dict[str, dict[str, Any]]:
         """Per-backend settings handed to tools for this run (see

@@ -33,7 +33,7 @@ def test_openai_without_a_key_aborts_cleanly_from_the_command_line(tmp_path):
         [exe, "run", "Summarize: The cat sat on the mat. It was happy.", "--llm",
          "gpt-4o-mini", "--workspace", str(tmp_path / "ws")],
         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 5, done.stderr  # aborted
     assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
     assert done.stdout.startswith("The run was aborted: the planner LLM cannot be called: "
                                   "gpt-4o-mini is OpenAI's API and needs a key")
@@ -46,7 +46,7 @@ def test_a_hugging_face_model_without_a_token_aborts_naming_hf_token(capsys, wor
     code = main(["run", "Summarize: a text", "--llm", "hf:meta-llama/Llama-3.1-8B-Instruct",
                  "--dry-run", "--json", "--workspace", str(workspace)])
     out, err = capsys.readouterr()
-    assert code == 1, err
+    assert code == 5, err  # aborted
     doc = json.loads(out)
     assert doc["status"] == "aborted" and not doc["results"]
     assert "hf:meta-llama/Llama-3.1-8B-Instruct is a Hugging Face model and needs a token: " \
@@ -93,7 +93,7 @@ def test_an_api_key_env_naming_an_unset_variable_aborts_naming_it(
     code = main(["run", "Summarize: a text", "--llm-config", config, "--dry-run", "--json",
                  "--workspace", str(workspace)])
     out, err = capsys.readouterr()
-    assert code == 1, err
+    assert code == 5, err  # aborted
     reason = json.loads(out)["abort_reason"]
     assert "reads its key from MY_LLM_KEY (its api_key_env), which is not set: " \
            "export MY_LLM_KEY=..." in reason

@@ -195,13 +195,14 @@ def test_hangs_end_at_the_run_time_limit(compiled, make_context, photo, workspac
         assert "max_run_s=0.5 s" in out["results"][i].error
 
 
-def test_an_invalid_fault_spec_fails_each_subtask_with_the_reason(
+def test_an_invalid_fault_spec_is_refused_as_it_enters(
     compiled, make_context, photo, workspace
 ):
-    out = run(compiled, _context(make_context, {"rates": {"explode": 1.0}}))
-    assert_explained(out, workspace)
-    assert out["results"][0].status == "failed"
-    assert "unknown fault kinds ['explode']" in out["results"][0].error
+    from hugginggpt.graph.context import SettingsError
+
+    with pytest.raises(SettingsError) as refused:  # as it enters (issue 12), before any run
+        _context(make_context, {"rates": {"explode": 1.0}})
+    assert "unknown fault kinds ['explode']" in str(refused.value)
     with pytest.raises(ValueError, match="at most 1"):
         FaultSpec.parse({"rates": {"hang": 0.7, "crash": 0.7}})
 

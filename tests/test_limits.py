@@ -321,18 +321,17 @@ def test_models_loaded_at_once_stay_within_the_run_limit(
     assert len(models.loaded_models()) <= limit
 
 
-def test_model_limit_below_one_is_a_clear_error(compiled, make_context, three_tiny, tmp_path):
-    catalog = tmp_path / "catalog.json"
-    catalog.write_text(json.dumps({"version": 1, "models": [
-        {"id": three_tiny["text-classification"], "task": "text-classification",
-         "downloads": 10, "expected_latency_s": 0.1}]}))
-    out = run(compiled, make_context(plan=[_sub(0, "text-classification", text="x")],
-                                     backend="local", catalog=str(catalog), offline=True,
-                                     max_loaded_models=0))
-    result = out["results"][0]
-    assert result.status == "failed"
-    assert "max_loaded_models is 0" in result.error
-    assert "HUGGINGGPT_MAX_LOADED_MODELS" in result.error
+def test_model_limit_below_one_is_a_clear_error(make_context, monkeypatch):
+    """Refused as the setting enters (issue 12: not as a failure of each subtask)."""
+    from hugginggpt.graph.context import SettingsError
+
+    with pytest.raises(SettingsError) as refused:
+        make_context(backend="local", max_loaded_models=0)
+    assert "max_loaded_models = 0" in str(refused.value) and "at least 1" in str(refused.value)
+    monkeypatch.setenv("HUGGINGGPT_MAX_LOADED_MODELS", "0")
+    with pytest.raises(SettingsError) as refused:
+        make_context(backend="local")
+    assert "HUGGINGGPT_MAX_LOADED_MODELS" in str(refused.value)
 
 
 def test_limits_from_the_command_line(capsys, workspace):

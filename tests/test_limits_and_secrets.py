@@ -218,7 +218,7 @@ def test_resume_takes_url_credentials_from_the_environment_or_says_how(
                  "plan", "--llm", "m", "--llm-base-url", url, "--json", "--thread", "r",
                  "--workspace", str(workspace)])
     out, _ = capsys.readouterr()
-    assert json.loads(out)["status"] == "interrupted", code
+    assert json.loads(out)["status"] == "waiting", code
     saved = (workspace / "threads" / "r.json").read_text()
     assert PASSWORD not in saved and "[redacted]@" in saved
 

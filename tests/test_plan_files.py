@@ -12,7 +12,7 @@ import pytest
 from langgraph.types import Command
 
 from hugginggpt.cli import main
-from hugginggpt.graph.context import Context
+from hugginggpt.graph.context import Context, SettingsError
 
 SUMMARY = {"id": 0, "task": "summarization", "dep": [], "args": {"text": "x"}}
 TRANSLATION = {"id": 1, "task": "translation", "dep": [0],
@@ -144,6 +144,6 @@ def test_a_fixed_plan_in_the_settings_is_read_strictly(compiled, workspace):
 
     out = run({"subtasks": [SUMMARY]}, "object")  # as a server's client may send it
     assert out["status"] == "completed" and out["results"][0].status == "done"
-    out = run(json.dumps([SUMMARY]), "text")
-    assert out["status"] == "aborted" and out["results"] == {}
-    assert "the plan setting is not a plan: expected a JSON list of subtasks" in out["abort_reason"]
+    with pytest.raises(SettingsError) as refused:  # text is not a plan: refused as it enters
+        run(json.dumps([SUMMARY]), "text")
+    assert "plan = " in str(refused.value) and "expected a list" in str(refused.value)

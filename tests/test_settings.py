@@ -86,7 +86,7 @@ def test_a_flag_wins_over_a_bad_environment_variable_only_for_its_setting(
                  "--plan", _plan_file(workspace), "--json", "--workspace", str(workspace)])
     out, err = capsys.readouterr()
     assert code != 2, err
-    assert json.loads(out)["status"] == "interrupted"  # the flag's policy, not the variable's
+    assert json.loads(out)["status"] == "waiting"  # the flag's policy, not the variable's
 
 
 def _plan_file(workspace: Path) -> str:
