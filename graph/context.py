@@ -19,6 +19,7 @@ from hugginggpt.tools.env import env
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
 from hugginggpt.tools.experts.hf_inference import HF_INFERENCE_BACKEND
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
+from hugginggpt.tools.llm.config import Strategy
 from hugginggpt.tools.llm.settings import StructuredOutputMethod
 from hugginggpt.tools.redact import redact
 
@@ -58,7 +59,7 @@ class Context:
         "HUGGINGGPT_LLM_ENDPOINTS", cast=json.loads
     )
     """The same endpoints as a list (``HUGGINGGPT_LLM_ENDPOINTS`` as a JSON array)."""
-    llm_routing: Literal["router", "round-robin", "strongest"] | None = _env_factory(
+    llm_routing: Strategy | None = _env_factory(
         "HUGGINGGPT_LLM_ROUTING"
     )
     """Override the configured strategy (``router`` by default)."""

@@ -15,6 +15,7 @@ import pytest
 from hugginggpt.graph.context import Context
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.tools.llm.config import (
+    STRATEGIES,
     ConfigError,
     Endpoint,
     RoutingConfig,
@@ -22,8 +23,8 @@ from hugginggpt.tools.llm.config import (
     parse_config,
     routing_config,
 )
-from hugginggpt.tools.llm.router import ROUTER, Router
-from tests.conftest import run
+from hugginggpt.tools.llm.router import LATENCY_WINDOW, ROUTER, Router
+from tests.conftest import benchmark, run
 from tests.llm_server import ScriptedLLMServer
 
 PLAN = {"subtasks": [
@@ -274,7 +275,7 @@ def test_toml_and_yaml_and_environment_configurations_agree(tmp_path, monkeypatc
 def test_an_unknown_strategy_is_refused(monkeypatch):
     monkeypatch.setenv("HUGGINGGPT_LLM", "m")
     monkeypatch.setenv("HUGGINGGPT_LLM_ROUTING", "random")
-    with pytest.raises(ConfigError, match="must be one of .'router', 'round-robin'"):
+    with pytest.raises(ConfigError, match=r"must be one of \[.*'round-robin'"):
         routing_config(Context())
 
 
@@ -388,6 +389,38 @@ def test_naive_strategies_for_comparison():
     assert router.order(_config(a, b, c, strategy="strongest"), "selector", 1, 10) == [b, c, a]
 
 
+def test_least_busy_takes_the_capable_endpoint_with_the_fewest_calls_in_flight():
+    router = Router()
+    a, b = (Endpoint(name=n, model="m", tier=3) for n in "ab")
+    small = Endpoint(name="small", model="m", tier=1)
+    config = _config(small, a, b, strategy="least-busy")
+    tickets = [router.begin(a, 10), router.begin(a, 10), router.begin(b, 10)]
+    assert router.order(config, "planner", 3, 10) == [b, a, small]  # small: last resort
+    router.succeeded(tickets[0], role="planner", ttft_s=0.1, completion_tokens=5,
+                     latency_s=0.2)
+    router.succeeded(tickets[1], role="planner", ttft_s=0.1, completion_tokens=5,
+                     latency_s=0.2)
+    assert router.order(config, "planner", 3, 10)[0] == a
+    assert router.order(config, "selector", 1, 10)[0] in (a, small)  # both idle: either
+
+
+def test_lowest_latency_averages_the_last_replies_per_token_and_tries_the_unmeasured():
+    router = Router()
+    a, b, c = (Endpoint(name=n, model="m", tier=3) for n in "abc")
+    config = _config(a, b, c, strategy="lowest-latency")
+    for endpoint, latency in ((a, 1.0), (b, 2.0)):
+        router.succeeded(router.begin(endpoint, 10), role="planner", ttft_s=0.1,
+                         completion_tokens=10, latency_s=latency)
+    assert router.order(config, "planner", 3, 10) == [c, a, b]  # c not measured yet
+    router.succeeded(router.begin(c, 10), role="planner", ttft_s=0.1,
+                     completion_tokens=100, latency_s=5.0)  # 0.05 s per token
+    assert router.order(config, "planner", 3, 10) == [c, a, b]
+    for _ in range(LATENCY_WINDOW):  # b's slow first reply leaves its window
+        router.succeeded(router.begin(b, 10), role="planner", ttft_s=0.1,
+                         completion_tokens=100, latency_s=1.0)
+    assert router.order(config, "planner", 3, 10) == [b, c, a]
+
+
 def test_consecutive_failures_take_an_endpoint_out_and_a_probe_brings_it_back():
     router = Router()
     flaky = Endpoint(name="flaky", model="m", tier=3, ttft_s=0.01)
@@ -431,19 +464,19 @@ def test_a_failed_probe_doubles_the_cooldown():
 
 
 def test_the_routing_benchmark_runs(capsys):
-    """A small run of benchmarks/routing.py (its targets are for the full size)."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "routing.py"
-    spec = importlib.util.spec_from_file_location("routing_benchmark", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.main(["--runs", "3", "--concurrency", "3"])
+    """A small run of benchmarks/routing.py (its targets are for the full size): every
+    strategy on the ``slowdown`` fleet, the second run after the slowdown, which
+    ``strongest`` (always endpoint a) never meets and ``round-robin`` does."""
+    routing = benchmark("routing")
+    routing.main(["--runs", "2", "--concurrency", "1", "--scenario", "slowdown"])
     out = capsys.readouterr().out
-    for strategy in ("router", "round-robin", "strongest"):
-        assert f"\n{strategy} " in out
-    assert "router: every call needing the large tier served by it: PASS" in out
+    table = out.split("\nscenario slowdown:")[1]
+    rows = {line.split()[0]: line.split() for line in table.splitlines()[2:7]}
+    assert sorted(rows) == sorted(STRATEGIES)
+    assert all(row[4] == "2/2" for row in rows.values())
+    assert rows["strongest"][-1] == "0%" and rows["round-robin"][-1] != "0%"
+    assert "best baseline: " in table
+    assert "at most 5% worse in any (slowdown " in out
 
 
 def test_an_endpoint_dying_mid_stream_falls_back_or_is_explained(

@@ -189,8 +189,10 @@ def _attempts(config: RoutingConfig, role: str, need: int, tokens: int) -> Itera
     """The endpoints to try for one call, in turn. The router ranks again after each
     failure, with what the failure taught it: an endpoint that failed fast (an HTTP 500)
     may still be the quickest way to an answer, one that timed out no longer is; each is
-    tried at most twice. The naive strategies try each endpoint once, in their order."""
-    if config.strategy != "router":
+    tried at most twice (so with ``least-busy`` and ``lowest-latency``, which rank on the
+    same statistics). ``round-robin`` and ``strongest`` try each endpoint once, in their
+    order."""
+    if config.strategy in ("round-robin", "strongest"):
         yield from ROUTER.order(config, role, need, tokens)
         return
     tried: dict[str, int] = {}

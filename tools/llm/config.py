@@ -44,8 +44,10 @@ __all__ = [
 ROLES = ("planner", "selector", "responder")
 Role = Literal["planner", "selector", "responder"]
 TIERS = {"small": 1, "medium": 2, "large": 3}
-Strategy = Literal["router", "round-robin", "strongest"]
-STRATEGIES: tuple[Strategy, ...] = ("router", "round-robin", "strongest")
+Strategy = Literal["router", "least-busy", "lowest-latency", "round-robin", "strongest"]
+"""How calls are spread over a role's endpoints (see :mod:`hugginggpt.tools.llm.router`)."""
+STRATEGIES: tuple[Strategy, ...] = (
+    "router", "least-busy", "lowest-latency", "round-robin", "strongest")
 
 
 class ConfigError(HuggingGPTError, ValueError):

@@ -14,28 +14,40 @@ For every call the :class:`Router` orders the role's endpoints:
 
 A call that fails on one endpoint goes on to the next (see
 :func:`hugginggpt.tools.llm.client.complete`). The statistics are per process, shared by
-all runs, so concurrent runs see each other's load. ``round-robin`` and ``strongest`` are
-the naive strategies, kept for comparison (``benchmarks/routing.py``) and for users who
-want them.
+all runs, so concurrent runs see each other's load.
+
+The other strategies are what a user would otherwise pick, kept for comparison
+(``benchmarks/routing.py``) and for users who want them. ``least-busy`` and
+``lowest-latency`` keep the router's tier filter and health checks and only rank
+differently: by the calls in flight on each endpoint, or (LiteLLM's latency-based
+routing) by the mean latency per completion token of the endpoint's last
+:data:`LATENCY_WINDOW` replies, an endpoint not yet measured first; ties are broken at
+random. ``round-robin`` (the next endpoint for every call) and ``strongest`` (the
+strongest endpoint for every call) know neither tiers nor health.
 """
 
 from __future__ import annotations
 
+import random
+import statistics
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from hugginggpt.tools.llm.config import Endpoint, RoutingConfig
 
-__all__ = ["Router", "ROUTER", "Ticket"]
+__all__ = ["Router", "ROUTER", "Ticket", "LATENCY_WINDOW"]
 
 # Until an endpoint is measured: smaller models answer sooner and faster.
 _PRIOR_TTFT_S = {1: 0.3, 2: 0.6, 3: 1.0}
 _PRIOR_TOKENS_PER_S = {1: 120.0, 2: 60.0, 3: 30.0}
 _DEFAULT_PARALLEL = 8
 _MAX_COOLDOWN_S = 600.0
+LATENCY_WINDOW = 10
+"""Replies per endpoint that ``lowest-latency`` averages (LiteLLM's default)."""
 
 
 @dataclass
@@ -52,6 +64,8 @@ class _Stats:
     cooldown_s: float = 0.0
     probing: bool = False
     last_error: str = ""
+    per_token_s: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_WINDOW))
+    """Latency per completion token of the last replies (``lowest-latency``)."""
 
 
 @dataclass
@@ -79,6 +93,7 @@ class Router:
         self._stats: dict[tuple[str, str, str | None], _Stats] = {}
         self._length_ratio: dict[str, float] = {}
         self._turn = 0
+        self._random = random.Random()
         self.prober: Prober | None = None
 
     def reset(self) -> None:
@@ -139,9 +154,15 @@ class Router:
                     continue
                 live.append(endpoint)
 
-            def score(e: Endpoint) -> float:
-                return (self._expected(e, self._get(e), tokens)
-                        + config.cost_weight * e.cost(0, tokens))
+            def score(e: Endpoint) -> tuple[float, float]:
+                stats = self._get(e)
+                if config.strategy == "least-busy":
+                    return stats.in_flight, self._random.random()
+                if config.strategy == "lowest-latency":
+                    recent = stats.per_token_s
+                    return statistics.fmean(recent) if recent else 0.0, self._random.random()
+                return (self._expected(e, stats, tokens)
+                        + config.cost_weight * e.cost(0, tokens)), 0.0
 
             top = max((e.tier for e in live), default=0)
             capable = sorted((e for e in live if e.tier >= min(need, top)), key=score)
@@ -179,6 +200,8 @@ class Router:
             if completion_tokens > 1 and latency_s > first:
                 stats.tokens_per_s = self._ema(stats.tokens_per_s,
                                                completion_tokens / (latency_s - first))
+            if completion_tokens > 0:
+                stats.per_token_s.append(latency_s / completion_tokens)
             if completion_tokens > 0 and ticket.tokens > 0:
                 ratio = self._length_ratio.get(role, 1.0) * completion_tokens / ticket.tokens
                 self._length_ratio[role] = self._ema(self._length_ratio.get(role), ratio)
