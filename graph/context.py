@@ -62,7 +62,7 @@ class Context:
     llm_routing: Strategy | None = _env_factory(
         "HUGGINGGPT_LLM_ROUTING"
     )
-    """Override the configured strategy (``router`` by default)."""
+    """Override the configured strategy (``least-busy`` by default)."""
     replay: Any = None
     """A :class:`hugginggpt.tools.llm.replay.Recording`: LLM replies come from it, no
     endpoint is called (``hugginggpt replay``)."""
