@@ -4,6 +4,7 @@ on its own."""
 
 from __future__ import annotations
 
+import itertools
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -52,6 +53,13 @@ def servers() -> Iterator[Callable[..., ScriptedLLMServer]]:
         server.stop()
 
 
+@pytest.fixture
+def ties_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Equally busy endpoints are taken in the configuration's order (in production
+    ties are broken at random), so a test can say which one is tried first."""
+    monkeypatch.setattr(ROUTER, "tie_break", itertools.count().__next__)
+
+
 def _toml(path: Path, endpoints: list[dict[str, Any]], **routing: Any) -> str:
     def value(v: Any) -> str:
         if isinstance(v, str):
@@ -81,7 +89,7 @@ def _free_port() -> int:
 
 # ------------------------------------------------------------------ real servers
 
-def test_planning_goes_to_the_capable_endpoint_and_easy_calls_to_the_fast_one(
+def test_planning_goes_to_the_capable_endpoint_and_easy_calls_to_any(
         compiled, make_context, servers, tmp_path):
     fast = servers(ttft_s=0.0, tokens_per_s=400)
     strong = servers(ttft_s=0.15, tokens_per_s=60)
@@ -95,9 +103,8 @@ def test_planning_goes_to_the_capable_endpoint_and_easy_calls_to_the_fast_one(
                   thread=f"r{n}")
         assert out["status"] == "completed"
         assert _served(out, "planner") == ["strong"]
-        assert _served(out, "responder") == ["fast"]
+        assert _served(out, "responder")[0] in ("fast", "strong")
     assert len(strong.calls("planner")) == 3 and not fast.calls("planner")
-    assert len(fast.calls("responder")) == 3 and not strong.calls("responder")
     planner = next(c for c in out["llm_calls"] if c.role == "planner")
     assert (planner.tier, planner.need) == (3, 3)
     # streamed, so the first token was timed; priced from the configuration
@@ -118,7 +125,8 @@ def test_a_single_step_request_still_plans_on_a_medium_model_not_a_small_one():
     assert tier_needed("responder", plan_size=1, failures=1) == 2
 
 
-def test_a_dead_endpoint_is_skipped_and_no_run_fails(compiled, make_context, servers, tmp_path):
+def test_a_dead_endpoint_is_skipped_and_no_run_fails(
+        compiled, make_context, servers, tmp_path, ties_in_order):
     live = servers(ttft_s=0.05, tokens_per_s=200)
     dead_url = f"http://127.0.0.1:{_free_port()}/v1"  # nothing listens there
     config = _toml(tmp_path / "llms.toml", [
@@ -140,7 +148,7 @@ def test_a_dead_endpoint_is_skipped_and_no_run_fails(compiled, make_context, ser
 
 
 def test_a_slow_endpoint_times_out_and_the_call_falls_back(
-        compiled, make_context, servers, tmp_path):
+        compiled, make_context, servers, tmp_path, ties_in_order):
     stuck = servers(ttft_s=3.0)
     live = servers()
     config = _toml(tmp_path / "llms.toml", [
@@ -156,7 +164,8 @@ def test_a_slow_endpoint_times_out_and_the_call_falls_back(
     assert time.monotonic() - started < 5
 
 
-def test_a_recovering_endpoint_comes_back(compiled, make_context, servers, tmp_path):
+def test_a_recovering_endpoint_comes_back(
+        compiled, make_context, servers, tmp_path, ties_in_order):
     primary = servers()
     backup = servers(ttft_s=0.05, tokens_per_s=200)
     primary.down = True
@@ -184,7 +193,8 @@ def test_a_recovering_endpoint_comes_back(compiled, make_context, servers, tmp_p
     assert _served(third, "planner") == ["primary"]
 
 
-def test_a_flaky_endpoint_never_fails_a_run(compiled, make_context, servers, tmp_path):
+def test_a_flaky_endpoint_never_fails_a_run(
+        compiled, make_context, servers, tmp_path, ties_in_order):
     flaky = servers(failure_rate=0.6, seed=3)
     steady = servers(ttft_s=0.02)
     config = _toml(tmp_path / "llms.toml", [
@@ -343,7 +353,7 @@ def _reply(router: Router, endpoint: Endpoint, latency_s: float, tokens: int = 1
 
 
 def test_least_busy_takes_the_capable_endpoint_with_the_fewest_calls_in_flight():
-    router = Router()
+    router = Router(tie_break=itertools.count().__next__)
     small = Endpoint(name="small", model="m", tier=1)
     a, b = (Endpoint(name=n, model="m", tier=3) for n in "ab")
     config = _config(small, a, b)  # least-busy: the default
@@ -353,11 +363,11 @@ def test_least_busy_takes_the_capable_endpoint_with_the_fewest_calls_in_flight()
     for ticket in tickets[:2]:
         router.succeeded(ticket, completion_tokens=5, latency_s=0.2)
     assert router.order(config, "planner", 3)[0] == a
-    assert router.order(config, "selector", 1)[0] == small  # as free: the lowest tier
+    assert router.order(config, "selector", 1)[0] == small  # as free: listed first
 
 
 def test_weaker_endpoints_are_only_a_last_resort_for_hard_calls():
-    router = Router()
+    router = Router(tie_break=itertools.count().__next__)
     small = Endpoint(name="small", model="m", tier=1)
     large = Endpoint(name="large", model="m", tier=3)
     medium = Endpoint(name="medium", model="m", tier=2)
@@ -392,7 +402,7 @@ def test_lowest_latency_averages_the_last_replies_per_token_and_tries_the_unmeas
 
 
 def test_consecutive_failures_take_an_endpoint_out_and_a_probe_brings_it_back():
-    router = Router()
+    router = Router(tie_break=itertools.count().__next__)
     flaky = Endpoint(name="flaky", model="m", tier=3)
     other = Endpoint(name="other", model="m", tier=3)
     config = _config(flaky, other, failure_threshold=2, cooldown_s=0.1)
@@ -452,7 +462,7 @@ def test_the_routing_benchmark_runs(capsys):
 
 
 def test_an_endpoint_dying_mid_stream_falls_back_or_is_explained(
-        compiled, make_context, servers, tmp_path):
+        compiled, make_context, servers, tmp_path, ties_in_order):
     dying, live = servers(tokens_per_s=200), servers()
     dying.die_mid_stream = True
     alone = _toml(tmp_path / "alone.toml", [
@@ -481,8 +491,10 @@ def test_hugging_face_and_openai_compatible_endpoints_mix(
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", False)
     hf_server, openai_server = servers(ttft_s=0.05), servers()
     config = _toml(tmp_path / "llms.toml", [
-        {"name": "tgi", "model": f"hf:{hf_server.url.removesuffix('/v1')}", "tier": "large"},
-        {"name": "small", "model": "m", "base_url": openai_server.url, "tier": "small"},
+        {"name": "tgi", "model": f"hf:{hf_server.url.removesuffix('/v1')}", "tier": "large",
+         "roles": ["planner"]},
+        {"name": "small", "model": "m", "base_url": openai_server.url, "tier": "small",
+         "roles": ["selector", "responder"]},
     ])
     out = run(compiled, make_context(llm_config=config, backend="dry-run"), TWO_STEPS)
     assert out["status"] == "completed", out["abort_reason"]

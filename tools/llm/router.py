@@ -6,19 +6,22 @@ For every call the :class:`Router` orders the role's endpoints:
   a large model, choosing between two models a small one) filters out weaker endpoints,
   which stay only as a last resort;
 - among the capable ones, the strategy decides. ``least-busy``, the default, takes the
-  endpoint with the fewest calls in flight from this process; among equally busy ones
-  the lowest tier that suffices (a small model for an easy call), then the one listed
-  first. ``lowest-latency`` is LiteLLM's latency-based routing: the lowest mean latency
-  per completion token over the endpoint's last :data:`LATENCY_WINDOW` replies, an
-  endpoint not measured yet first, ties broken at random;
+  endpoint with the fewest calls in flight from this process. ``lowest-latency`` is
+  LiteLLM's latency-based routing: the lowest mean latency per completion token over
+  the endpoint's last :data:`LATENCY_WINDOW` replies, an endpoint not measured yet
+  first. Ties are broken at random (by tier, then the configuration's order, the p95
+  on ``benchmarks/routing.py``'s slowdown fleet was 5.6-6.5 s against 5.0-5.2 s in
+  three paired runs);
 - an endpoint that failed ``failure_threshold`` times in a row is taken out for
   ``cooldown_s`` (doubling while it keeps failing), then probed in the background with
   a one-token call and put back when the probe succeeds.
 
 ``least-busy`` replaced a latency model (expected time from measured time to first
-token, tokens per second, predicted reply length and the tokens in flight): in
-``benchmarks/routing.py`` it tied with least-busy on a mixed fleet and lost to it by
-30% at p95 when one of three replicas slowed down, so the simpler policy stayed.
+token, tokens per second, predicted reply length, tokens in flight and error rates). In
+``benchmarks/routing.py`` the model's p95 was 7% better on average on the mixed fleet
+(0.91x to 1.30x over eight paired runs) and 13% to 44% worse on the slowdown fleet (five
+runs), so it never met its target (1.2x better on one fleet, at most 5% worse on the
+other) and the simpler policy took its place.
 ``round-robin`` (the next endpoint for every call) and ``strongest`` (the strongest
 endpoint for every call) know neither tiers nor health; they are kept for comparison
 and for users who want them.
@@ -80,11 +83,12 @@ class Router:
     Thread-safe; the state is tiny (numbers per endpoint), so one lock is enough.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tie_break: Callable[[], float] = random.random) -> None:
         self._lock = threading.Lock()
         self._stats: dict[tuple[str, str, str | None], _Stats] = {}
         self._turn = 0
-        self._random = random.Random()
+        self.tie_break = tie_break
+        """Orders equally ranked endpoints (tests make it count up: configuration order)."""
         self.prober: Prober | None = None
 
     def reset(self) -> None:
@@ -126,8 +130,8 @@ class Router:
                 stats = self._get(e)
                 if config.strategy == "lowest-latency":
                     recent = stats.per_token_s
-                    return statistics.fmean(recent) if recent else 0.0, self._random.random()
-                return stats.in_flight, e.tier  # stable: then the configuration's order
+                    return statistics.fmean(recent) if recent else 0.0, self.tie_break()
+                return stats.in_flight, self.tie_break()
 
             top = max((e.tier for e in live), default=0)
             capable = sorted((e for e in live if e.tier >= min(need, top)), key=score)
