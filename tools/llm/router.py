@@ -18,10 +18,10 @@ For every call the :class:`Router` orders the role's endpoints:
 
 ``least-busy`` replaced a latency model (expected time from measured time to first
 token, tokens per second, predicted reply length, tokens in flight and error rates). In
-``benchmarks/routing.py`` the model's p95 was 7% better on average on the mixed fleet
-(0.91x to 1.30x over eight paired runs) and 13% to 44% worse on the slowdown fleet (five
-runs), so it never met its target (1.2x better on one fleet, at most 5% worse on the
-other) and the simpler policy took its place.
+``benchmarks/routing.py``, on the mixed fleet least-busy's p95 was 0.91x to 1.30x the
+model's (eight paired runs, median 1.02x); on the slowdown fleet the model's was 1.13x
+to 1.44x least-busy's (five runs). The model never met its target (1.2x better on one
+fleet, at most 5% worse on the other), so the simpler policy took its place.
 ``round-robin`` (the next endpoint for every call) and ``strongest`` (the strongest
 endpoint for every call) know neither tiers nor health; they are kept for comparison
 and for users who want them.
