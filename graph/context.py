@@ -138,8 +138,8 @@ class Context:
         _env_factory("HUGGINGGPT_LLM_ENDPOINTS"))
     """The same endpoints as a list (``HUGGINGGPT_LLM_ENDPOINTS`` as a JSON array)."""
     llm_routing: str | None = _env_factory("HUGGINGGPT_LLM_ROUTING")
-    """Override the configured strategy (``router`` by default; ``round-robin``,
-    ``strongest``). Checked with the rest of the LLM configuration, by
+    """Override the configured strategy (``least-busy`` by default; ``lowest-latency``,
+    ``round-robin``, ``strongest``). Checked with the rest of the LLM configuration, by
     :func:`hugginggpt.tools.llm.config.routing_config` (a ``ConfigError``)."""
     replay: Any = None
     """A :class:`hugginggpt.tools.llm.replay.Recording`: LLM replies come from it, no

@@ -1,8 +1,7 @@
-"""What an LLM call of a stage needs: the capability tier and the expected reply length.
+"""What an LLM call of a stage needs: the capability tier.
 
 The stages know what they ask, so they say it; the router
-(:mod:`hugginggpt.tools.llm.router`) then keeps the endpoints of that tier or above and
-orders them by expected latency.
+(:mod:`hugginggpt.tools.llm.router`) then keeps the endpoints of that tier or above.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from collections.abc import Iterable
 from hugginggpt.nodes.planning.reading import split_clauses
 from hugginggpt.tools.kinds import kind_of_literal
 
-__all__ = ["tier_needed", "predicted_tokens"]
+__all__ = ["tier_needed"]
 
 
 def tier_needed(role: str, *, request: str = "", files: Iterable[str] = (),
@@ -33,13 +32,3 @@ def tier_needed(role: str, *, request: str = "", files: Iterable[str] = (),
     if role == "responder":
         return 1 if plan_size <= 2 and failures == 0 else 2
     return 1
-
-
-def predicted_tokens(role: str, *, request: str = "", plan_size: int = 0) -> int:
-    """A prior for the reply's length in tokens (the router corrects it per role by
-    what it observes)."""
-    if role == "planner":
-        return 30 + 45 * max(1, len(split_clauses(request)))
-    if role == "responder":
-        return 80 + 50 * plan_size
-    return 30

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from hugginggpt.graph.context import Context, context_of, settings_of
 from hugginggpt.graph.state import State
-from hugginggpt.nodes.demand import predicted_tokens, tier_needed
+from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
 from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
 from hugginggpt.nodes.planning.validation import (
@@ -120,7 +120,6 @@ def ask_planner(
         calls=calls if calls is not None else [],
         need=tier_needed("planner", request=state.request, files=state.files,
                          attempt=state.plan_attempts + 1),
-        tokens=predicted_tokens("planner", request=state.request),
         schema=PlanReply.model_json_schema(), turn=len(state.history) // 2,
         spent=run_spend(state.llm_calls, len(state.history) // 2),
     )

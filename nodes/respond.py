@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 
 from hugginggpt.graph.context import Context, context_of
 from hugginggpt.graph.state import ChatTurn, State, SubtaskResult, outcome
-from hugginggpt.nodes.demand import predicted_tokens, tier_needed
+from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
 from hugginggpt.tools.artifacts import is_artifact_ref
 from hugginggpt.tools.errors import LLMNotConfiguredError
@@ -122,7 +122,6 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                                                 results=results_digest(state)))],
             calls=calls,
             need=tier_needed("responder", plan_size=len(state.plan), failures=failures),
-            tokens=predicted_tokens("responder", plan_size=len(state.plan)),
             turn=len(state.history) // 2,
             spent=run_spend(state.llm_calls, len(state.history) // 2),
         )

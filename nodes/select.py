@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from hugginggpt.graph.context import Context, context_of
 from hugginggpt.graph.state import Candidate, Selection, State, Subtask
-from hugginggpt.nodes.demand import predicted_tokens, tier_needed
+from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.planning.reading import split_clauses
 from hugginggpt.nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
 from hugginggpt.nodes.ranking import Query, RankedCandidate, focus, rank_candidates
@@ -88,7 +88,7 @@ def _choose(
     try:
         raw = complete(
             context, "selector", [SystemMessage(SELECTOR_SYSTEM), HumanMessage(prompt)],
-            calls=calls, need=tier_needed("selector"), tokens=predicted_tokens("selector"),
+            calls=calls, need=tier_needed("selector"),
             schema=ModelChoice.model_json_schema(), turn=len(state.history) // 2,
             spent=run_spend(state.llm_calls, len(state.history) // 2),
         )

@@ -5,12 +5,15 @@ No test reaches the network: outbound connections other than loopback fail loudl
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import json
 import socket
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -144,3 +147,14 @@ def run(compiled: Any, context: Context, request: str = "do it", thread: str = "
     """Invoke the graph on a fresh thread and return its output."""
     return compiled.invoke({"request": request, **inp},
                            {"configurable": {"thread_id": thread}}, context=context)
+
+
+def benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` imported as a module, for a small run inside a test."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module

@@ -27,7 +27,7 @@ from hugginggpt.tools.experts.lite import (
 )
 from hugginggpt.tools.experts.lite import tools as lite_tools
 from hugginggpt.tools.experts.tasks import get_task_type
-from tests.conftest import run
+from tests.conftest import benchmark, run
 
 REVIEW = [
     "The soup was cold and bland.",
@@ -231,6 +231,21 @@ def test_load_once_runs_the_loader_once_when_threads_race():
     assert len(calls) == 1 and len(got) == 8 and len({id(g) for g in got}) == 1
     assert engines.vader() is engines.vader() and engines.ocr_engine() is engines.ocr_engine()
 
+
+
+def test_the_models_benchmark_fails_an_engine_loaded_again(tmp_path):
+    """benchmarks/models.py on VADER: one load then lookups passes its verdict, and the
+    engine dropped before a warm request (loaded again) fails it."""
+    bench = benchmark("models")
+    engine = bench.Engine("VADER", "text-classification", VADER, LITE_BACKEND,
+                          {"text": "A wonderful, lovely day."},
+                          lambda o: bench.top_label(o) == "POSITIVE", "vader")
+    bench.drop(engine)
+    with bench.Management().patched() as management:
+        row = bench.measure(engine, management, tmp_path, 3, {})
+        forced = bench.reload_forced(row, management, tmp_path)
+    assert (row.first.loads, row.warm_loads) == (1, 0) and row.ok, row
+    assert forced.warm_loads == 1 and not forced.ok
 
 EXPECTED = {
     "image-to-text": [RAPIDOCR],

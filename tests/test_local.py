@@ -26,7 +26,7 @@ from hugginggpt.tools.experts.local import audio, models, text, vision
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.languages import code_of
 from tests import tiny_models
-from tests.conftest import run
+from tests.conftest import benchmark, run
 
 PHOTO_SIZE = (64, 48)
 
@@ -364,6 +364,21 @@ def test_lru_keeps_the_most_recently_used_models(tiny):
     assert models.loaded_models() == [d]
     with pytest.raises(ValueError):
         models.set_max_loaded(0)
+
+
+def test_the_models_benchmark_fails_a_cache_that_reloads(tiny, tmp_path):
+    """benchmarks/models.py on a local model: reuse passes its verdict, and a model
+    dropped before a warm request (a cache that reloads) fails it."""
+    bench = benchmark("models")
+    engine = bench.Engine("tiny", "text-classification", tiny["text-classification"],
+                          models.LOCAL_BACKEND, {"text": "the movie was good"},
+                          lambda o: bench.top_label(o) in tiny_models.TEXT_LABELS.values())
+    models.clear_loaded()
+    with bench.Management().patched() as management:
+        row = bench.measure(engine, management, tmp_path, 3, {})
+        forced = bench.reload_forced(row, management, tmp_path)
+    assert (row.first.loads, row.warm_loads) == (1, 0) and row.ok, row
+    assert forced.warm_loads == 1 and not forced.ok and forced.ratio > bench.TARGET
 
 
 def test_two_threads_asking_for_one_model_load_it_once(tiny, monkeypatch):

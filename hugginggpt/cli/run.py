@@ -25,7 +25,7 @@ from hugginggpt.cli.common import (
 from hugginggpt.cli.session import run_session
 from hugginggpt.graph.context import Context, SettingsError, settings_of
 from hugginggpt.tools.errors import ArgumentError
-from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, has_llm
+from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, STRATEGIES, has_llm
 
 __all__ = ["add_parser", "context_from"]
 
@@ -52,8 +52,8 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--responder-llm")
     run.add_argument("--llm-config", metavar="FILE",
                      help="several LLM endpoints with tiers, routed per call (TOML or YAML)")
-    run.add_argument("--llm-routing", choices=["router", "round-robin", "strongest"],
-                     help="how calls are spread over the endpoints (default: router)")
+    run.add_argument("--llm-routing", choices=STRATEGIES,
+                     help="how calls are spread over the endpoints (default: least-busy)")
     run.add_argument("--hf-endpoint", action="append", default=[], metavar="MODEL=URL",
                      help="hf-inference: serve MODEL from this Inference Endpoint or TGI URL")
     run.add_argument("--hf-provider", help="hf-inference: the Inference Provider to use")

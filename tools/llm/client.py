@@ -215,19 +215,19 @@ def _without(config: RoutingConfig, role: Role, missing: dict[str, str], digest:
 _TRIES_PER_ENDPOINT = 2
 
 
-def _attempts(config: RoutingConfig, role: str, need: int, tokens: int) -> Iterator[Endpoint]:
-    """The endpoints to try for one call, in turn. The router ranks again after each
-    failure, with what the failure taught it: an endpoint that failed fast (an HTTP 500)
-    may still be the quickest way to an answer, one that timed out no longer is; each is
-    tried at most twice. The naive strategies try each endpoint once, in their order."""
-    if config.strategy != "router":
-        yield from ROUTER.order(config, role, need, tokens)
+def _attempts(config: RoutingConfig, role: str, need: int) -> Iterator[Endpoint]:
+    """The endpoints to try for one call, in turn. ``least-busy`` and ``lowest-latency``
+    rank again after each failure, with what it changed (the calls in flight, an
+    endpoint taken out), and try each endpoint at most twice; ``round-robin`` and
+    ``strongest`` try each endpoint once, in their order."""
+    if config.strategy in ("round-robin", "strongest"):
+        yield from ROUTER.order(config, role, need)
         return
     tried: dict[str, int] = {}
     # a lone endpoint's retries are its own (max_retries), not the router's
     tries = _TRIES_PER_ENDPOINT if len(config.for_role(role)) > 1 else 1
     while True:
-        left = [e for e in ROUTER.order(config, role, need, tokens)
+        left = [e for e in ROUTER.order(config, role, need)
                 if tried.get(e.name, 0) < tries]
         if not left:
             return
@@ -242,7 +242,6 @@ def complete(
     *,
     calls: list[LLMCall],
     need: int = 1,
-    tokens: int = 100,
     schema: dict[str, Any] | None = None,
     turn: int = 0,
     spent: tuple[int, int] = (0, 0),
@@ -252,7 +251,6 @@ def complete(
     Args:
         need: the capability tier the call needs (the caller knows what it asks:
             :func:`hugginggpt.nodes.demand.tier_needed` for the stages).
-        tokens: the predicted length of the reply (the router corrects it per role).
         schema: a JSON schema for structured output (the reply's tool call or JSON).
         turn: which request on the thread this call serves (for the trace and replay).
         spent: LLM calls and tokens the run used before this node
@@ -287,9 +285,8 @@ def complete(
         config = _without(config, role, missing, digest, messages, calls, need, turn)
         endpoints = config.for_role(role)
 
-    predicted = ROUTER.predict(role, tokens)
     failures: list[tuple[Endpoint, BaseException]] = []
-    for attempt, endpoint in enumerate(_attempts(config, role, need, predicted), 1):
+    for attempt, endpoint in enumerate(_attempts(config, role, need), 1):
         if attempt > 1:
             _check_budget(settings, role, calls, spent)
         record: dict[str, Any] = {"role": role, "llm": endpoint.label, "endpoint": endpoint.name,
@@ -303,7 +300,7 @@ def complete(
         timer = _Timer()
         # the caller's config (LangSmith run tree, graph streaming) plus the timer
         config_ = merge_configs(ensure_config(), {"callbacks": [timer]})
-        ticket = ROUTER.begin(endpoint, predicted)
+        ticket = ROUTER.begin(endpoint)
         started = time.monotonic()
         try:
             out = runnable.invoke(messages, config=config_)
@@ -324,8 +321,7 @@ def complete(
         raw = _as_streamed(raw, timer)
         ttft = (timer.first - started) if timer.first is not None else None
         prompt_tokens, completion_tokens = _usage(raw)
-        ROUTER.succeeded(ticket, role=role, ttft_s=ttft, completion_tokens=completion_tokens,
-                         latency_s=latency)
+        ROUTER.succeeded(ticket, completion_tokens=completion_tokens, latency_s=latency)
         calls.append(LLMCall(
             **record, ok=True, prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens, latency_s=round(latency, 4),

@@ -1,8 +1,8 @@
 """Which LLM endpoints a run may call: the configuration, checked.
 
 Each role (planner, selector, responder) may name several endpoints, each with a
-capability tier (1 small, 2 medium, 3 large), optionally a price, the roles it serves
-and a hint of its capacity. Configuration is one TOML or YAML file (``llm_config``), or
+capability tier (1 small, 2 medium, 3 large), optionally a price and the roles it
+serves. Configuration is one TOML or YAML file (``llm_config``), or
 a JSON list of endpoints (``llm_endpoints``); without either, the single ``llm`` endpoint
 (per role ``planner_llm``, ...) is the whole configuration. Keys are never part of it:
 ``api_key_env`` names the environment variables to read them from.
@@ -45,8 +45,9 @@ __all__ = [
 ROLES = ("planner", "selector", "responder")
 Role = Literal["planner", "selector", "responder"]
 TIERS = {"small": 1, "medium": 2, "large": 3}
-Strategy = Literal["router", "round-robin", "strongest"]
-STRATEGIES: tuple[Strategy, ...] = ("router", "round-robin", "strongest")
+Strategy = Literal["least-busy", "lowest-latency", "round-robin", "strongest"]
+"""How calls are spread over a role's endpoints (see :mod:`hugginggpt.tools.llm.router`)."""
+STRATEGIES: tuple[Strategy, ...] = ("least-busy", "lowest-latency", "round-robin", "strongest")
 
 
 class ConfigError(HuggingGPTError, ValueError):
@@ -71,8 +72,6 @@ class Endpoint:
     cost_per_1m_input: float = 0.0
     """Price in your currency per million prompt tokens (for the run's cost estimate)."""
     cost_per_1m_output: float = 0.0
-    max_concurrency: int | None = None
-    """Requests the endpoint serves at once (None: unknown); more wait in its queue."""
     timeout_s: float | None = None
     max_retries: int | None = None
     """Retries on this endpoint before falling back (None: 0 with several endpoints,
@@ -81,12 +80,6 @@ class Endpoint:
     stream: bool = True
     """Stream replies (needed to measure time to first token); Hugging Face endpoints
     (``hf:``) are called whole."""
-    ttft_s: float | None = None
-    """A prior for the time to first token, until it is measured (default by tier:
-    0.3 s small, 0.6 s medium, 1 s large)."""
-    tokens_per_s: float | None = None
-    """A prior for the generation speed, until it is measured (default by tier: 120,
-    60, 30 tokens/s)."""
 
     @property
     def streams(self) -> bool:
@@ -111,14 +104,12 @@ class Endpoint:
 @dataclass(frozen=True)
 class RoutingConfig:
     endpoints: tuple[Endpoint, ...]
-    strategy: Strategy = "router"
+    strategy: Strategy = "least-busy"
     failure_threshold: int = 5
     """Consecutive failures that take an endpoint out (an endpoint failing now and then
     stays in, ranked lower by its error rate)."""
     cooldown_s: float = 30.0
     """How long an endpoint stays out before it is probed (doubles per failed probe)."""
-    cost_weight: float = 0.0
-    """Seconds of expected latency one unit of cost is worth (0: latency only)."""
 
     def for_role(self, role: str) -> list[Endpoint]:
         return [e for e in self.endpoints if role in e.roles]
@@ -127,7 +118,7 @@ class RoutingConfig:
 # ------------------------------------------------------------------ configuration
 
 _ENDPOINT_FIELDS = {f.name for f in fields(Endpoint)}
-_ROUTING_FIELDS = {"strategy", "failure_threshold", "cooldown_s", "cost_weight"}
+_ROUTING_FIELDS = {"strategy", "failure_threshold", "cooldown_s"}
 
 
 def _tier(value: Any, where: str) -> int:
@@ -167,10 +158,9 @@ def _endpoint(raw: Any, index: int, source: str) -> Endpoint:
         endpoint = Endpoint(**values)
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    for name in ("max_concurrency", "timeout_s", "ttft_s", "tokens_per_s"):
-        value = getattr(endpoint, name)
-        if value is not None and (not isinstance(value, int | float) or value <= 0):
-            raise ConfigError(f"{where}: {name} must be a positive number, not {value!r}")
+    timeout = endpoint.timeout_s
+    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+        raise ConfigError(f"{where}: timeout_s must be a positive number, not {timeout!r}")
     return endpoint
 
 
@@ -199,7 +189,7 @@ def parse_config(raw: Any, source: str = "configuration") -> RoutingConfig:
     if unknown := set(routing) - _ROUTING_FIELDS:
         raise ConfigError(f"{source}: unknown routing key(s) {sorted(unknown)}; "
                           f"known: {sorted(_ROUTING_FIELDS)}")
-    if routing.get("strategy", "router") not in STRATEGIES:
+    if routing.get("strategy", "least-busy") not in STRATEGIES:
         raise ConfigError(f"{source}: strategy must be one of {list(STRATEGIES)}")
     return RoutingConfig(endpoints=endpoints, **routing)
 
@@ -256,7 +246,7 @@ examples). Configure one of:
                        (or HUGGINGGPT_LLM and HUGGINGGPT_LLM_BASE_URL)
   - Hugging Face:      --llm hf:meta-llama/Llama-3.1-8B-Instruct with HF_TOKEN set,
                        or --llm hf:https://your-endpoint.endpoints.huggingface.cloud
-  - several endpoints, routed by capability and latency: --llm-config llms.toml
+  - several endpoints, routed by capability and load: --llm-config llms.toml
                        (see the README, "Several LLMs")
 Or check a plan without any LLM: hugginggpt run "..." --dry-run --plan PLAN.json"""
 

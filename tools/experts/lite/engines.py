@@ -101,7 +101,8 @@ SUMMA_LOCK = threading.Lock()
 
 @load_once
 def textrank() -> Any:
-    """summa's TextRank summarizer module."""
+    """summa's TextRank summarizer module (importing summa, its stemmers and stopwords,
+    about 0.1 s, is all there is to load)."""
     from summa import summarizer
 
     return summarizer

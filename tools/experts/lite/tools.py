@@ -222,16 +222,17 @@ def summarize(text: str) -> str:
     Raises:
         ToolExecutionError: the text is empty, too long, or has no sentence.
     """
+    text = _unwrapped(_checked(text, TEXTRANK))
+    engine = textrank()  # before any other summa import: importing summa is its load
     from summa.preprocessing.textcleaner import split_sentences
 
-    text = _unwrapped(_checked(text, TEXTRANK))
     sentences = [s.strip() for s in split_sentences(text) if s.strip()]
     if not sentences:
         raise ToolExecutionError(f"{TEXTRANK}: found no sentence in the text")
     keep = min(MAX_SUMMARY_SENTENCES, max(1, int(len(sentences) * SUMMARY_RATIO + 0.5)))
     language = _summa_language(text)
     with SUMMA_LOCK:
-        scored = textrank().summarize(
+        scored = engine.summarize(
             text, ratio=1.0, language=language, split=True, scores=True)
     if len(scored) < keep:
         return " ".join(sentences[:keep])
