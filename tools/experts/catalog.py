@@ -33,6 +33,19 @@ class ModelCard(BaseModel):
     trust_remote_code: bool = False
     """Whether the local backend may run code shipped with the model (off unless the
     catalog says so for this model)."""
+    library_name: str | None = None
+    """The library that loads the model, as the Hub names it (``transformers``,
+    ``sentence-transformers``, ...); None where the card does not say."""
+    pipeline_tag: str | None = None
+    """The Hub's task tag for the model (may differ from ``task``)."""
+    gated: bool | str = False
+    """Whether the Hub asks users to accept terms first (False, ``"auto"`` or
+    ``"manual"``, as the Hub says)."""
+    revision: str | None = None
+    """The commit the catalog pins (downloads fetch exactly it); None for the default branch."""
+    providers: list[str] = Field(default_factory=list)
+    """The inference providers that serve the model for ``task`` (from the Hub's
+    ``inferenceProviderMapping``); empty where unknown."""
 
 
 class Catalog:
