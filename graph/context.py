@@ -250,8 +250,8 @@ class Context:
     def backend_settings(self) -> dict[str, dict[str, Any]]:
         """Per-backend settings handed to tools for this run (see
         :func:`hugginggpt.tools.experts.registry.run_settings`): hf-inference's endpoints,
-        provider, timeout and billed organisation; the local backend's catalog and model bound; the faults the
-        simulated experts inject."""
+        provider, timeout and billed organisation; the local backend's catalog and model
+        bound; the faults the simulated experts inject."""
         hf: dict[str, Any] = {"endpoints": dict(self.hf_endpoints),
                               "provider": self.hf_provider, "timeout_s": self.hf_timeout_s,
                               "bill_to": self.hf_bill_to}

@@ -19,6 +19,7 @@ from typing import Any
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from hugginggpt.cli.common import EXIT_OK, UsageError
 from hugginggpt.graph.context import Context
@@ -71,8 +72,7 @@ async def serve(tools: list[BaseTool]) -> None:
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, description=t.description,
-                       input_schema=dict(t.args_schema if isinstance(t.args_schema, dict)
-                                         else t.tool_call_schema.model_json_schema()))
+                       input_schema=convert_to_openai_tool(t)["function"]["parameters"])
             for t in tools])
 
     async def call_tool(ctx: Any, params: Any) -> Any:
