@@ -201,8 +201,12 @@ class Context:
     (``HUGGINGGPT_HF_ENDPOINTS`` as a JSON object). The Hugging Face token is sent only to
     Hugging Face hosts."""
     hf_provider: str | None = _env_factory("HUGGINGGPT_HF_PROVIDER")
-    """hf-inference: the Inference Provider for hub model ids (None: huggingface_hub's
-    choice)."""
+    """The Inference Provider for hub model ids, of hf-inference experts and of ``hf:``
+    LLMs (None: huggingface_hub's choice)."""
+    hf_bill_to: str | None = _env_factory("HUGGINGGPT_HF_BILL_TO")
+    """The Hugging Face organisation billed for hf-inference requests and ``hf:`` LLM
+    calls (huggingface_hub's ``bill_to``: the ``X-HF-Bill-To`` header, sent only to
+    Hugging Face hosts); None bills the token's owner."""
     hf_timeout_s: Seconds | None = None
     """hf-inference: per-request timeout (None: the backend's own, 60 s)."""
 
@@ -246,10 +250,11 @@ class Context:
     def backend_settings(self) -> dict[str, dict[str, Any]]:
         """Per-backend settings handed to tools for this run (see
         :func:`hugginggpt.tools.experts.registry.run_settings`): hf-inference's endpoints,
-        provider and timeout; the local backend's catalog and model bound; the faults the
-        simulated experts inject."""
+        provider, timeout and billed organisation; the local backend's catalog and model
+        bound; the faults the simulated experts inject."""
         hf: dict[str, Any] = {"endpoints": dict(self.hf_endpoints),
-                              "provider": self.hf_provider, "timeout_s": self.hf_timeout_s}
+                              "provider": self.hf_provider, "timeout_s": self.hf_timeout_s,
+                              "bill_to": self.hf_bill_to}
         local: dict[str, Any] = {"max_loaded": self.max_loaded_models}
         if self.catalog:
             local["catalog"] = self.catalog

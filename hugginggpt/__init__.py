@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from hugginggpt.graph.checkpoint import aopen_checkpointer, open_checkpointer
     from hugginggpt.graph.context import Context, SettingsError
     from hugginggpt.graph.state import InputState, OutputState, State
+    from hugginggpt.tools.experts.as_langchain import langchain_tools
     from hugginggpt.tools.experts.registry import ToolContext, register_tool, tool
 
 _EXPORTS = {
@@ -44,6 +45,7 @@ _EXPORTS = {
     "tool": "hugginggpt.tools.experts.registry",
     "register_tool": "hugginggpt.tools.experts.registry",
     "ToolContext": "hugginggpt.tools.experts.registry",
+    "langchain_tools": "hugginggpt.tools.experts",
 }
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "arun",
     "build_graph",
     "graph",
+    "langchain_tools",
     "open_checkpointer",
     "register_tool",
     "resume",

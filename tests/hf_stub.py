@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import select
+import socket
 import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
@@ -28,13 +30,16 @@ __all__ = ["HFStubServer", "Reply", "Request"]
 
 @dataclass(frozen=True)
 class Reply:
-    """One scripted reply: a JSON body, or raw bytes with a content type, after a delay."""
+    """One scripted reply: a JSON body, or raw bytes with a content type, after a delay;
+    or, with ``hang``, no reply at all: the request is held until the client closes its
+    connection, which the stub records (:meth:`HFStubServer.wait_hangup`)."""
 
     status: int = 200
     json: Any = None
     body: bytes | None = None
     content_type: str = "application/json"
     delay_s: float = 0.0
+    hang: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,10 @@ class HFStubServer:
     def __init__(self) -> None:
         self.scripts: dict[str, deque[Reply]] = defaultdict(deque)
         self.received: list[Request] = []
+        self.hangups: list[str] = []
+        """Endpoint names whose held (``hang``) request the client gave up on."""
         self._lock = threading.Lock()
+        self._hung_up = threading.Condition(self._lock)
         self._closing = threading.Event()
         server = self
 
@@ -74,6 +82,10 @@ class HFStubServer:
                 length = int(self.headers.get("Content-Length", 0))
                 body = self.rfile.read(length) if length else b""
                 reply = server._record(self.command, self.path, dict(self.headers), body)
+                if reply.hang:
+                    server._hold(self.connection, _name_of(self.path))
+                    self.close_connection = True
+                    return
                 if reply.delay_s and server._closing.wait(reply.delay_s):
                     self.close_connection = True  # the server is stopping: hang up
                     return
@@ -107,6 +119,28 @@ class HFStubServer:
     def script(self, name: str, *replies: Reply) -> None:
         with self._lock:
             self.scripts[name].extend(replies)
+
+    def wait_hangup(self, name: str, timeout_s: float) -> bool:
+        """Wait until the client has closed a held request to ``name``."""
+        with self._hung_up:
+            return self._hung_up.wait_for(lambda: name in self.hangups, timeout_s)
+
+    def _hold(self, connection: socket.socket, name: str) -> None:
+        """Answer nothing until the client closes the connection (or the stub stops)."""
+        while not self._closing.is_set():
+            readable, _, _ = select.select([connection], [], [], 0.05)
+            if not readable:
+                continue
+            try:
+                closed = connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:  # reset by the client
+                closed = True
+            if closed:
+                with self._hung_up:
+                    self.hangups.append(name)
+                    self._hung_up.notify_all()
+                return
+            self._closing.wait(0.05)  # more data from the client: keep holding
 
     def requests(self, name: str | None = None) -> list[Request]:
         """The requests received, all or those to one endpoint name."""

@@ -7,6 +7,7 @@
     hugginggpt eval DATASET.jsonl [--planner offline|llm]
     hugginggpt models list | refresh
     hugginggpt demo
+    hugginggpt mcp [--backend B] [--task T]   (the experts as MCP tools on stdio)
 
 Progress goes to stderr; the answer (or, with ``--json``, one JSON document) to stdout.
 The settings of a run are saved beside its checkpoints
@@ -21,7 +22,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hugginggpt.cli import demo, evaluate, models, replay, resume, run, trace
+from hugginggpt.cli import demo, evaluate, mcp_server, models, replay, resume, run, trace
 from hugginggpt.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
@@ -33,7 +34,7 @@ from hugginggpt.graph.context import SettingsError
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = (run, resume, trace, replay, evaluate, demo, models)
+COMMANDS = (run, resume, trace, replay, evaluate, demo, models, mcp_server)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -56,7 +56,11 @@ def add_parser(sub: Any) -> None:
                      help="how calls are spread over the endpoints (default: least-busy)")
     run.add_argument("--hf-endpoint", action="append", default=[], metavar="MODEL=URL",
                      help="hf-inference: serve MODEL from this Inference Endpoint or TGI URL")
-    run.add_argument("--hf-provider", help="hf-inference: the Inference Provider to use")
+    run.add_argument("--hf-provider",
+                     help="the Inference Provider for hf-inference experts and hf: LLMs")
+    run.add_argument("--hf-bill-to", metavar="ORG",
+                     help="bill hf-inference and hf: LLM requests to this Hugging Face "
+                          "organisation")
     run.add_argument("--allow-private-urls", action="store_true",
                      help="let URL inputs point at private or local addresses")
     run.add_argument("--latency-budget", type=float,
@@ -87,7 +91,8 @@ def context_from(args: argparse.Namespace) -> Context:
         "max_download_total_mb": args.max_download_total_mb,
         "max_loaded_models": args.max_loaded_models,
         "dry_run_latency_scale": args.latency_scale, "workspace": args.workspace,
-        "hf_provider": args.hf_provider, "latency_budget_s": args.latency_budget,
+        "hf_provider": args.hf_provider, "hf_bill_to": args.hf_bill_to,
+        "latency_budget_s": args.latency_budget,
         "allow_private_urls": args.allow_private_urls or None, "planner": args.planner,
         "approval": args.approval, "llm_config": args.llm_config,
         "llm_routing": args.llm_routing,

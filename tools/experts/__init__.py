@@ -1,6 +1,8 @@
 """Adapters to Hugging Face models and other engines, the task-type registry and the
 model catalog. Nothing here imports from ``nodes`` or ``graph``.
 
+Every registered expert is also a LangChain tool (:func:`langchain_tools`).
+
 Registering a tool for a task type::
 
     from hugginggpt.tools.experts import tool
@@ -24,6 +26,7 @@ from hugginggpt.tools.errors import (
     TransientToolError,
 )
 from hugginggpt.tools.experts import dry_run, hf_inference, lite, local  # noqa: F401  (register the tools)
+from hugginggpt.tools.experts.as_langchain import langchain_tools
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard, load_catalog
 from hugginggpt.tools.experts.registry import (
     Tool,
@@ -65,6 +68,7 @@ __all__ = [
     "find_tools",
     "get_task_type",
     "is_artifact_ref",
+    "langchain_tools",
     "load_catalog",
     "register_task_type",
     "register_tool",

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
@@ -53,6 +54,8 @@ __all__ = ["complete", "StreamInterruptedError"]
 
 _log = logging.getLogger(__name__)
 
+_HF_HOSTS = (".huggingface.cloud", ".huggingface.co", "huggingface.co", ".hf.space")
+
 
 # ------------------------------------------------------------------ clients
 
@@ -64,17 +67,23 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
         target = endpoint.model[3:]
         is_url = target.startswith(("http://", "https://"))
         token = hf_token(endpoint)
+        # the billing header goes where the token goes: hub models, Hugging Face hosts
+        to_hf = not is_url or (urlsplit(target).hostname or "").endswith(_HF_HOSTS)
+        bill_to = endpoint.bill_to if to_hf else None
         hf = HuggingFaceEndpoint(  # type: ignore[call-arg]  # model is derived
             endpoint_url=target if is_url else None,
             repo_id=None if is_url else target,
+            provider=None if is_url else endpoint.provider,
             task="text-generation",
             max_new_tokens=1024,
             temperature=0.01,
             timeout=int(timeout_s),
             huggingfacehub_api_token=token,
+            streaming=endpoint.streams,
+            server_kwargs={"bill_to": bill_to} if bill_to else {},
         )
         install_log_redaction()  # the loggers of the client just imported
-        return ChatHuggingFace(llm=hf)
+        return ChatHuggingFace(llm=hf, streaming=endpoint.streams, stream_usage=True)
 
     from langchain_openai import ChatOpenAI
     from pydantic import SecretStr

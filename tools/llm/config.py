@@ -78,13 +78,20 @@ class Endpoint:
     else the run's ``llm_max_retries``)."""
     api_key_env: tuple[str, ...] = ()
     stream: bool = True
-    """Stream replies (needed to measure time to first token); Hugging Face endpoints
-    (``hf:``) are called whole."""
+    """Stream replies (needed to measure time to first token and to tell a reply cut
+    short), on OpenAI-compatible and Hugging Face (``hf:``) endpoints alike."""
+    provider: str | None = None
+    """``hf:REPO`` only: the Inference Provider that serves the model (``together``,
+    ``hf-inference``, ...; None: the run's ``hf_provider``, else huggingface_hub's
+    choice)."""
+    bill_to: str | None = None
+    """``hf:`` only: the Hugging Face organisation billed (None: the run's
+    ``hf_bill_to``, else the token's owner)."""
 
     @property
     def streams(self) -> bool:
         """Whether replies arrive streamed (and so can be timed and checked for an end)."""
-        return self.stream and not self.model.startswith("hf:")
+        return self.stream
 
     @property
     def key(self) -> tuple[str, str, str | None]:
@@ -161,6 +168,18 @@ def _endpoint(raw: Any, index: int, source: str) -> Endpoint:
     timeout = endpoint.timeout_s
     if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
         raise ConfigError(f"{where}: timeout_s must be a positive number, not {timeout!r}")
+    for key in ("provider", "bill_to"):
+        value = getattr(endpoint, key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where}: {key} must be a name, not {value!r}")
+        if not endpoint.model.startswith("hf:"):
+            raise ConfigError(f"{where}: {key} applies to Hugging Face endpoints (hf:...) "
+                              f"only, not to {endpoint.model!r}")
+    if endpoint.provider and _is_url(endpoint.model[3:]):
+        raise ConfigError(f"{where}: provider applies to a hub model id (hf:ORG/MODEL); "
+                          f"{endpoint.model!r} is a server of its own")
     return endpoint
 
 
@@ -309,7 +328,25 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
         config = RoutingConfig(endpoints=tuple(endpoints))
     if settings.llm_routing:
         config = replace(config, strategy=cast(Any, settings.llm_routing))
-    return config
+    return _with_hf_defaults(config, settings)
+
+
+def _with_hf_defaults(config: RoutingConfig, settings: LLMSettings) -> RoutingConfig:
+    """The run's ``hf_provider`` and ``hf_bill_to`` for the ``hf:`` endpoints that do
+    not name their own (a provider only for hub model ids: a URL is its own server)."""
+    provider, bill_to = settings.hf_provider, settings.hf_bill_to
+    if not (provider or bill_to):
+        return config
+    endpoints = tuple(
+        replace(e, provider=e.provider or (None if _is_url(e.model[3:]) else provider),
+                bill_to=e.bill_to or bill_to)
+        if e.model.startswith("hf:") else e
+        for e in config.endpoints)
+    return replace(config, endpoints=endpoints)
+
+
+def _is_url(target: str) -> bool:
+    return target.startswith(("http://", "https://"))
 
 
 def has_llm(settings: LLMSettings, role: Role) -> bool:

@@ -16,9 +16,12 @@ a missing model (404), a refused token (401/403) and rejected input (400/422) ar
 
 Nothing here reads the environment; whoever builds a run calls :func:`configure`.
 
-Two modules, the second importing the first: :mod:`.client` (the configuration, the
-client and its typed errors) and :mod:`.tools` (one adapter per task type). This package
-registers the adapters and re-exports the names other code uses.
+Three modules: :mod:`.on_loop` (the async path: requests on the caller's event loop,
+cancelled with the call), :mod:`.client` (the configuration, the client and its typed
+errors) over it, and :mod:`.tools` (one adapter per task type) over both. This package
+registers each adapter in its async form (:func:`.on_loop.on_the_loop`), so the executor
+awaits it and its timeout cancels the request; the adapters themselves stay plain
+functions, callable directly with the sync client.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from hugginggpt.tools.experts.hf_inference.client import (
     configure,
     current_config,
 )
+from hugginggpt.tools.experts.hf_inference.on_loop import on_the_loop
 from hugginggpt.tools.experts.hf_inference.tools import (
     audio_classification,
     audio_to_audio,
@@ -106,8 +110,9 @@ depth-estimation or text2text-generation, so this backend does not offer them.""
 
 def _register() -> dict[str, Tool]:
     return {
-        task: register_tool(fn, task, backend=HF_INFERENCE_BACKEND, available=available,
-                            name=f"{HF_INFERENCE_BACKEND}:{task}", risk="network")
+        task: register_tool(on_the_loop(fn), task, backend=HF_INFERENCE_BACKEND,
+                            available=available, name=f"{HF_INFERENCE_BACKEND}:{task}",
+                            risk="network")
         for task, (fn, method) in _TOOLS.items()
         if callable(getattr(InferenceClient, method, None))
     }

@@ -1,12 +1,19 @@
 """Where the hf-inference backend sends a request, and what its failures mean.
 
 The configuration (:func:`configure`, overridden per run by
-:func:`~hugginggpt.tools.experts.registry.backend_settings`), which token goes to which
-URL, and :func:`_call`: one request on a fresh
-:class:`huggingface_hub.InferenceClient`, its failures turned into this project's typed
-errors, so that the executor can tell a retry (transient) from a fallback to the next
-model (permanent). The adapters in :mod:`hugginggpt.tools.experts.hf_inference.tools`
-make every request through :func:`_call`.
+:func:`~hugginggpt.tools.experts.registry.backend_settings`), which token and billing
+header go to which URL, and :func:`_call`: one request on a fresh
+:class:`huggingface_hub.InferenceClient` (or, on the async path, an
+:class:`~huggingface_hub.AsyncInferenceClient` request on the caller's loop, see
+:mod:`.on_loop`), its failures turned into this project's typed errors, so that the
+executor can tell a retry (transient) from a fallback to the next model (permanent). The
+adapters in :mod:`hugginggpt.tools.experts.hf_inference.tools` make every request
+through :func:`_call`.
+
+Failures are classified by huggingface_hub's own types: its HTTP errors, its
+``InferenceTimeoutError``, and the transport errors of the HTTP library it uses, taken
+from ``huggingface_hub.utils.httpx`` (httpx today, httpx2 in huggingface_hub 2.x), so an
+upgrade keeps timeouts and dropped connections retried.
 """
 
 from __future__ import annotations
@@ -18,17 +25,20 @@ from types import MappingProxyType
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
-import httpx
-from huggingface_hub import InferenceClient, constants, get_token
+from huggingface_hub import AsyncInferenceClient, InferenceClient, constants, get_token
 from huggingface_hub.errors import (
     HfHubHTTPError,
+    InferenceTimeoutError,
     OfflineModeIsEnabled,
     OverloadedError,
     TextGenerationError,
 )
 from huggingface_hub.errors import ValidationError as TGIValidationError
+from huggingface_hub.inference._providers import get_provider_helper
+from huggingface_hub.utils import httpx as hub_httpx  # httpx2 in huggingface_hub 2.x
 
 from hugginggpt.tools.errors import ToolExecutionError, ToolTimeoutError, TransientToolError
+from hugginggpt.tools.experts.hf_inference.on_loop import Requests, current_requests
 from hugginggpt.tools.experts.registry import backend_settings
 
 __all__ = [
@@ -59,13 +69,15 @@ class HFInferenceConfig:
         endpoints: model id -> URL of a dedicated Inference Endpoint or TGI server.
         provider: the Inference Provider for models without an endpoint URL (None:
             huggingface_hub's default, ``"auto"``).
-        timeout_s: per-request timeout of the HTTP client, so that an abandoned call
-            frees its thread.
+        timeout_s: per-request timeout of the HTTP client.
+        bill_to: the Hugging Face organisation billed for the requests (huggingface_hub's
+            ``bill_to``, the ``X-HF-Bill-To`` header); sent only where the token goes.
     """
 
     endpoints: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     provider: str | None = None
     timeout_s: float = 60.0
+    bill_to: str | None = None
 
 
 _config = HFInferenceConfig()
@@ -75,6 +87,7 @@ def configure(
     endpoints: Mapping[str, str] | None = None,
     provider: str | None = None,
     timeout_s: float = 60.0,
+    bill_to: str | None = None,
 ) -> HFInferenceConfig:
     """Replace the backend's configuration (process-wide) and return it.
 
@@ -83,20 +96,22 @@ def configure(
         provider: the Inference Provider for hub model ids (``"hf-inference"``,
             ``"together"``, ...); None lets huggingface_hub choose.
         timeout_s: per-request timeout in seconds.
+        bill_to: the organisation to bill (its name on the Hub); None bills the token's
+            owner.
     """
     global _config
     if timeout_s <= 0:
         raise ValueError(f"timeout_s must be positive, got {timeout_s}")
     _config = HFInferenceConfig(
-        endpoints=MappingProxyType(dict(endpoints or {})), provider=provider, timeout_s=timeout_s
-    )
+        endpoints=MappingProxyType(dict(endpoints or {})), provider=provider,
+        timeout_s=timeout_s, bill_to=bill_to)
     return _config
 
 
 def current_config() -> HFInferenceConfig:
     """The configuration the tools use now: the process-wide one from :func:`configure`,
-    overridden by the current run's settings (``endpoints``, ``provider``, ``timeout_s``
-    from :func:`hugginggpt.tools.experts.registry.backend_settings`)."""
+    overridden by the current run's settings (``endpoints``, ``provider``, ``timeout_s``,
+    ``bill_to`` from :func:`hugginggpt.tools.experts.registry.backend_settings`)."""
     run = backend_settings(HF_INFERENCE_BACKEND)
     if not run:
         return _config
@@ -104,15 +119,19 @@ def current_config() -> HFInferenceConfig:
         endpoints=MappingProxyType({**_config.endpoints, **run.get("endpoints", {})}),
         provider=run.get("provider") or _config.provider,
         timeout_s=float(run.get("timeout_s") or _config.timeout_s),
+        bill_to=run.get("bill_to") or _config.bill_to,
     )
+
+
+def _is_hf_host(url: str) -> bool:
+    return (urlsplit(url).hostname or "").endswith(_HF_HOSTS)
 
 
 def _token_for(url: str) -> str | None:
     """The user's Hugging Face token goes only to Hugging Face hosts (None: the client's
     default token); a third-party server gets a placeholder, never the user's token
     (the client insists on sending some token)."""
-    host = urlsplit(url).hostname or ""
-    return None if host.endswith(_HF_HOSTS) else _NO_TOKEN
+    return None if _is_hf_host(url) else _NO_TOKEN
 
 
 def available(model: str) -> bool:
@@ -136,7 +155,7 @@ def _target(model: str) -> str:
     return f"endpoint {url}" if url else f"{model} via provider {config.provider or 'auto'}"
 
 
-def _server_message(response: httpx.Response) -> str:
+def _server_message(response: hub_httpx.Response) -> str:
     try:
         body = response.json()
     except ValueError:
@@ -191,9 +210,9 @@ def _translate(exc: Exception, model: str) -> ToolExecutionError | None:
         if isinstance(exc, TGIValidationError):
             return ToolExecutionError(f"bad input rejected by {_target(model)}: {exc}")
         return ToolExecutionError(f"{_target(model)} failed to generate: {exc}")
-    if isinstance(exc, (TimeoutError, httpx.TimeoutException)):
+    if isinstance(exc, (InferenceTimeoutError, TimeoutError, hub_httpx.TimeoutException)):
         return ToolTimeoutError(f"{_target(model)} sent no reply within {timeout:g}s")
-    if isinstance(exc, httpx.TransportError):
+    if isinstance(exc, hub_httpx.TransportError):  # refused, reset, dropped mid-reply
         return TransientToolError(f"cannot reach {_target(model)}: {type(exc).__name__}: {exc}")
     if isinstance(exc, ValueError):  # the client's own checks and response parsing
         return ToolExecutionError(f"{_target(model)}: invalid request or reply: {exc}")
@@ -212,16 +231,70 @@ def _typed_errors(model: str) -> Iterator[None]:
         raise typed from exc
 
 
+def _client_args(model: str, config: HFInferenceConfig) -> dict[str, Any]:
+    """The client's arguments for ``model``: its endpoint URL (the token and the billing
+    header only for Hugging Face hosts), else the hub model id with the provider."""
+    url = config.endpoints.get(model)
+    if url:
+        to_hf = _is_hf_host(url)
+        return {"model": url, "timeout": config.timeout_s, "token": _token_for(url),
+                "bill_to": config.bill_to if to_hf else None}
+    return {"model": model, "provider": cast(Any, config.provider),
+            "timeout": config.timeout_s, "bill_to": config.bill_to}
+
+
+_METHOD_TASKS = {"chat_completion": "conversational"}
+"""Client methods whose huggingface_hub task is not the method's name with hyphens."""
+
+
+class _OnTheLoop:
+    """Stands in for an ``InferenceClient`` in an adapter on the async path: each method
+    call is an ``AsyncInferenceClient`` request made on the caller's loop, and the
+    adapter's thread waits for it.
+
+    What huggingface_hub does synchronously before a request (it looks a hub model's
+    provider mapping up with a blocking HTTP call, cached per process) is done here, in
+    the adapter's thread, so the loop never blocks on it.
+    """
+
+    def __init__(self, client_args: dict[str, Any], requests: Requests) -> None:
+        self._args = client_args
+        self._requests = requests
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        if not callable(getattr(AsyncInferenceClient, method, None)):
+            raise AttributeError(f"AsyncInferenceClient has no method {method!r}")
+
+        def request(*args: Any, **kwargs: Any) -> Any:
+            self._resolve_provider(method)
+            return self._requests.run(self._request(method, args, kwargs))
+
+        return request
+
+    def _resolve_provider(self, method: str) -> None:
+        model = str(self._args["model"])
+        if model.startswith(("http://", "https://")):
+            return
+        task = _METHOD_TASKS.get(method, method.replace("_", "-"))
+        helper = get_provider_helper(self._args.get("provider"), task=task, model=model)
+        prepare = getattr(helper, "_prepare_mapping_info", None)  # huggingface_hub 1.x
+        if prepare is not None:
+            prepare(model)
+
+    async def _request(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        async with AsyncInferenceClient(**self._args) as client:
+            return await getattr(client, method)(*args, **kwargs)
+
+
 def _call(model: str, run: Callable[[InferenceClient], T]) -> T:
     """Run one request on a fresh client, closed afterwards (it keeps the responses it
-    streamed until then)."""
+    streamed until then). On the async path (:func:`.on_loop.on_the_loop`) the request
+    is made on the caller's loop, so cancelling the call cancels it."""
     config = current_config()
-    url = config.endpoints.get(model)
+    client_args = _client_args(model, config)
     with _typed_errors(model):
-        client = (
-            InferenceClient(model=url, timeout=config.timeout_s, token=_token_for(url)) if url
-            else InferenceClient(model=model, provider=cast(Any, config.provider),
-                                 timeout=config.timeout_s)
-        )
-        with client:
+        requests = current_requests()
+        if requests is not None:
+            return run(cast(InferenceClient, _OnTheLoop(client_args, requests)))
+        with InferenceClient(**client_args) as client:
             return run(client)

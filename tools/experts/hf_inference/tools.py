@@ -15,9 +15,9 @@ import mimetypes
 from pathlib import Path
 from typing import Any
 
-import httpx
-from huggingface_hub.errors import OfflineModeIsEnabled
-from huggingface_hub.utils import get_session
+from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+from huggingface_hub.utils import get_session, hf_raise_for_status
+from huggingface_hub.utils import httpx as hub_httpx  # httpx2 in huggingface_hub 2.x
 
 from hugginggpt.tools.errors import ToolExecutionError, TransientToolError
 from hugginggpt.tools.experts.hf_inference.client import (
@@ -79,14 +79,14 @@ def _media_bytes(source: Path | str) -> bytes:
         return source.read_bytes()
     try:
         response = get_session().get(source, timeout=current_config().timeout_s)
-        response.raise_for_status()
+        hf_raise_for_status(response)
     except OfflineModeIsEnabled as exc:
         raise ToolExecutionError(f"cannot fetch {source}: {exc}") from exc
-    except httpx.HTTPStatusError as exc:
+    except HfHubHTTPError as exc:
         status = exc.response.status_code
         error = TransientToolError if status in TRANSIENT_STATUSES else ToolExecutionError
         raise error(f"cannot fetch {source}: HTTP {status}") from exc
-    except httpx.TransportError as exc:
+    except hub_httpx.TransportError as exc:
         raise TransientToolError(f"cannot fetch {source}: {type(exc).__name__}: {exc}") from exc
     return response.content
 
