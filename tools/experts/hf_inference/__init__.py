@@ -16,13 +16,16 @@ a missing model (404), a refused token (401/403) and rejected input (400/422) ar
 
 Nothing here reads the environment; whoever builds a run calls :func:`configure`.
 
-Two modules, the second importing the first: :mod:`.client` (the configuration, the
-client and its typed errors) and :mod:`.tools` (one adapter per task type). This package
-registers the adapters and re-exports the names other code uses.
+Three modules over one another: :mod:`.client` (the configuration, the client and its
+typed errors), :mod:`.providers` (which models can be called now: an endpoint URL, or a
+token and a provider that serves the model for the task) and :mod:`.tools` (one adapter
+per task type). This package registers the adapters and re-exports the names other code
+uses.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -31,10 +34,10 @@ from huggingface_hub import InferenceClient
 from hugginggpt.tools.experts.hf_inference.client import (
     HF_INFERENCE_BACKEND,
     HFInferenceConfig,
-    available,
     configure,
     current_config,
 )
+from hugginggpt.tools.experts.hf_inference.providers import available, unavailable_reason
 from hugginggpt.tools.experts.hf_inference.tools import (
     audio_classification,
     audio_to_audio,
@@ -70,6 +73,7 @@ __all__ = [
     "configure",
     "current_config",
     "available",
+    "unavailable_reason",
     "REGISTERED_TASKS",
 ]
 
@@ -106,7 +110,8 @@ depth-estimation or text2text-generation, so this backend does not offer them.""
 
 def _register() -> dict[str, Tool]:
     return {
-        task: register_tool(fn, task, backend=HF_INFERENCE_BACKEND, available=available,
+        task: register_tool(fn, task, backend=HF_INFERENCE_BACKEND,
+                            unavailable=functools.partial(unavailable_reason, task),
                             name=f"{HF_INFERENCE_BACKEND}:{task}", risk="network")
         for task, (fn, method) in _TOOLS.items()
         if callable(getattr(InferenceClient, method, None))

@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
 import httpx
-from huggingface_hub import InferenceClient, constants, get_token
+from huggingface_hub import InferenceClient
 from huggingface_hub.errors import (
     HfHubHTTPError,
     OfflineModeIsEnabled,
@@ -37,7 +37,6 @@ __all__ = [
     "TRANSIENT_STATUSES",
     "configure",
     "current_config",
-    "available",
 ]
 
 HF_INFERENCE_BACKEND = "hf-inference"
@@ -113,18 +112,6 @@ def _token_for(url: str) -> str | None:
     (the client insists on sending some token)."""
     host = urlsplit(url).hostname or ""
     return None if host.endswith(_HF_HOSTS) else _NO_TOKEN
-
-
-def available(model: str) -> bool:
-    """Whether ``model`` can be called now, decided without a network call.
-
-    huggingface_hub in offline mode (``HF_HUB_OFFLINE``) refuses every request, even to
-    a local endpoint, so nothing is available then. Otherwise a model with an endpoint
-    URL is, and any hub model is when a token is present.
-    """
-    if constants.HF_HUB_OFFLINE:
-        return False
-    return model in current_config().endpoints or get_token() is not None
 
 
 # --- the client and its errors -----------------------------------------------------------
