@@ -199,3 +199,21 @@ def test_list_rejects_unknown_task_and_names_the_valid_ones(capsys):
     err = capsys.readouterr().err
     assert "unknown task type(s): juggling" in err
     assert "summarization" in err and "text-to-speech" in err and "object-detection" in err
+
+
+def test_list_says_a_gated_model_needs_its_terms_accepted(hub, tmp_path: Path, monkeypatch,
+                                                          capsys):
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    _publish(hub, {"acme/gated": {"gated": "manual", "inferenceProviderMapping": _mapping(
+        ("hf-inference", "summarization", "live"))}})
+    catalog = tmp_path / "catalog.json"
+    write_catalog([ModelCard(id="acme/gated", task="summarization", size_mb=100,
+                             library_name="transformers", gated="manual")], catalog)
+    assert main(["models", "list", "--task", "summarization", "--catalog", str(catalog)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "acme/gated" in line)
+    assert lines[at].endswith(
+        "local         no: not cached (100 MB to download); gated: accept its terms on the "
+        "Hub first")
+    assert lines[at + 1].endswith(
+        "hf-inference  yes (gated: your token must have accepted its terms)")

@@ -92,7 +92,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
                  or {"-": "no backend offers it"})
         for i, (backend, why) in enumerate(where.items()):
             lead = first if i == 0 else ("",) * len(first)
-            lines.append((*lead, backend, "yes" if why is None else f"no: {why}"))
+            lines.append((*lead, backend, f"no: {why}" if why is not None else
+                          "yes (gated: your token must have accepted its terms)"
+                          if row["gated"] and backend != "lite" else "yes"))
     widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header) - 1)]
     text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False))
             + "  " + line[-1] for line in [header, *lines]]

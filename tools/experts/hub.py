@@ -147,7 +147,7 @@ def serving(model_id: str, *, endpoint: str | None = None) -> Serving:
     serving ``model_id``, looked up once per :data:`PROVIDER_TTL_S`. Never raises for
     the Hub's answers: a failed look-up is a :class:`Serving` with its ``error``."""
     from huggingface_hub import HfApi, constants
-    from huggingface_hub.errors import RepositoryNotFoundError
+    from huggingface_hub.errors import HFValidationError, RepositoryNotFoundError
 
     key = (endpoint or constants.ENDPOINT, model_id)
     with _LOOKUPS.lock:
@@ -164,6 +164,8 @@ def serving(model_id: str, *, endpoint: str | None = None) -> Serving:
             result = Serving(_mappings(info.inference_provider_mapping), info.gated or False)
         except RepositoryNotFoundError:
             result = Serving(error="not on the Hub (deleted, renamed or private)")
+        except HFValidationError:  # a local folder, say
+            result = Serving(error="not a Hub model id")
         except _hub_errors() as exc:
             result = Serving(error=f"provider look-up failed ({type(exc).__name__})")
         with _LOOKUPS.lock:
