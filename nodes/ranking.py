@@ -26,9 +26,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from hugginggpt.tools.experts.availability import backend_order, candidate_cards
+from hugginggpt.tools.experts.availability import backend_order
+from hugginggpt.tools.experts.availability import runnable as runnable_models
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
-from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
 from hugginggpt.tools.experts.lite.engines import embed
 from hugginggpt.tools.experts.registry import ANY_TASK, registered_tools
 
@@ -109,14 +109,11 @@ def rank_candidates(
     query = query or Query()
     tools = [t for t in registered_tools() if t.task in (task, ANY_TASK)]
     order = backend_order(mode, sorted({t.backend for t in tools}))
-    tools = [t for t in tools if t.backend in order and t.simulated == (mode == DRY_RUN_BACKEND)]
     runnable = [
         (model, card, backends)
-        for model, card in candidate_cards(task, catalog, tools).items()
+        for model, (card, backends) in runnable_models(task, catalog, mode).items()
         if not (card and query.target_language
                 and _language_part(card, query.target_language) < 0)  # cannot write it
-        if (backends := list(dict.fromkeys(
-            t.backend for t in tools if t.serves(task, model) and t.can_run(model))))
     ]
     described = [card for _, card, _ in runnable if card is not None and card.description]
     similarities: dict[str, float] = {}

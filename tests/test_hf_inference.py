@@ -27,8 +27,10 @@ from hugginggpt.tools.experts import (
     hf_inference,
 )
 from hugginggpt.tools.experts.hf_inference import tools as hf_tools
+from hugginggpt.tools.experts.hub import clear_serving
 from tests.conftest import run
 from tests.hf_stub import HFStubServer, Reply
+from tests.mini_hub import MiniHub
 
 MODELS = {
     "text-classification": "acme/sentiment",
@@ -402,9 +404,20 @@ def test_not_available_without_token_or_endpoint(hf_online):
     assert not hf_inference.available("acme/sentiment")
 
 
-def test_available_with_a_token_when_online(hf_online, monkeypatch):
+def test_available_with_a_token_when_online_and_a_provider_serves_it(hf_online, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")
-    assert hf_inference.available("acme/sentiment")
+    clear_serving()
+    with MiniHub() as hub:  # the Hub says which providers serve which model
+        monkeypatch.setattr("huggingface_hub.constants.ENDPOINT", hub.url)
+        hub.add_model("acme/sentiment", files={"config.json": b"{}"}, info={
+            "inferenceProviderMapping": [{"provider": "hf-inference", "providerId": "x",
+                                          "task": "text-classification", "status": "live"}]})
+        hub.add_model("acme/unserved", files={"config.json": b"{}"})
+        assert hf_inference.available("acme/sentiment")
+        assert hf_inference.available("acme/sentiment", "text-classification")
+        assert not hf_inference.available("acme/sentiment", "summarization")
+        assert not hf_inference.available("acme/unserved")  # a token alone is not enough
+    clear_serving()
 
 
 def test_nothing_is_available_offline(monkeypatch):
@@ -440,5 +453,6 @@ def test_registers_the_task_types_the_client_supports():
     assert set(hf_inference.REGISTERED_TASKS) == expected
     for task in expected:
         [tool] = find_tools(task, "any/model", ["hf-inference"])
-        assert tool.available is hf_inference.available
+        assert tool.unavailable is not None and tool.available is None
+        assert tool.why_not("any/model") == hf_inference.unavailable_reason(task, "any/model")
     assert find_tools("depth-estimation", "any/model", ["hf-inference"]) == []

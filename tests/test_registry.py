@@ -94,9 +94,18 @@ def test_ranking_filters_by_backend_and_orders_by_model_card():
     assert rank_candidates("text-to-speech", catalog, "lite") == []
 
 
+NO_RUNNABLE_MODEL = {"tabular-classification"}
+"""Task types with no model this project can load or a provider serves: their cards
+(scikit-learn models) left the catalog rather than stay as candidates that cannot run
+(issue 13). A model for one of them must come back with a loader."""
+
+
 def test_catalog_covers_every_task_type_with_several_models():
     from hugginggpt.tools.experts.tasks import task_types
 
     catalog = load_catalog()
     for task_type in task_types():
-        assert len(catalog.for_task(task_type.name)) >= 2, task_type.name
+        if task_type.name in NO_RUNNABLE_MODEL:
+            assert catalog.for_task(task_type.name) == [], task_type.name
+        else:
+            assert len(catalog.for_task(task_type.name)) >= 2, task_type.name

@@ -1,5 +1,5 @@
-"""``hugginggpt models list | refresh``: the model catalog, with each model's
-availability per backend; rebuilt from the Hub on request."""
+"""``hugginggpt models list | refresh``: the model catalog, with what can run now on each
+backend and, where nothing can, why; rebuilt from the Hub on request."""
 
 from __future__ import annotations
 
@@ -11,18 +11,21 @@ from typing import Any
 
 from hugginggpt.cli.common import EXIT_OK, UsageError
 from hugginggpt.graph.context import Context
-from hugginggpt.tools.experts.availability import availability, model_cards
-from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+from hugginggpt.tools.experts.availability import NOT_OFFERED, model_cards, reasons
+from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, ModelCard, load_catalog
 from hugginggpt.tools.experts.hub import HubUnavailableError, refresh_catalog, write_catalog
+from hugginggpt.tools.experts.local import LOCAL_LIBRARIES
+from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "unrunnable"]
 
 
 def add_parser(sub: Any) -> None:
     models = sub.add_parser("models", help="the model catalog")
     models_sub = models.add_subparsers(dest="models_command", required=True)
-    listing = models_sub.add_parser("list", help="models with their availability per backend")
+    listing = models_sub.add_parser(
+        "list", help="models, and per backend whether each can run now and if not why")
     listing.add_argument("--task", help="only this task type")
     listing.add_argument("--catalog", help="a catalog file (default: the shipped one)")
     listing.add_argument("--json", action="store_true")
@@ -37,41 +40,83 @@ def add_parser(sub: Any) -> None:
     models.set_defaults(handler=_models)
 
 
+def unrunnable(card: ModelCard) -> str | None:
+    """Why no backend here could ever run ``card``'s model (None: one could): the local
+    backend loads only some libraries, and hf-inference needs a provider that serves it."""
+    if card.library_name is None or card.library_name in LOCAL_LIBRARIES or card.providers:
+        return None
+    return (f"a {card.library_name} model: the local backend cannot load it and no "
+            f"inference provider serves it for {card.task}")
+
+
 def _models(args: argparse.Namespace) -> int:
-    catalog_path = Path(args.catalog or Context().catalog or DEFAULT_CATALOG)
+    context = Context(**({"catalog": args.catalog} if args.catalog else {}))
+    catalog_path = Path(context.catalog or DEFAULT_CATALOG)
     if not catalog_path.is_file():
         raise UsageError(f"no catalog file at {catalog_path}")
     catalog = load_catalog(catalog_path)
     wanted = args.task if isinstance(args.task, list) else [args.task] if args.task else []
     found = {t: get_task_type(t) for t in wanted}
-    unknown = [t for t, task_type in found.items() if task_type is None]
-    if unknown:
-        raise UsageError(f"unknown task type(s): {', '.join(unknown)}")
+    if unknown := [t for t, task_type in found.items() if task_type is None]:
+        raise UsageError(f"unknown task type(s): {', '.join(unknown)}; the task types are: "
+                         + ", ".join(t.name for t in task_types()))
     task_names = [t.name for t in found.values() if t] or [t.name for t in task_types()]
     if args.models_command == "refresh":
-        tasks = task_names
-        try:
-            cards = refresh_catalog(catalog, tasks, per_task=args.per_task,
-                                    endpoint=args.endpoint)
-        except HubUnavailableError as exc:
-            raise UsageError(str(exc)) from exc
-        untouched = [c for t in task_types() if t.name not in tasks
-                     for c in catalog.for_task(t.name)]
-        output = Path(args.output or catalog_path)
-        write_catalog(cards + untouched, output)
-        print(f"wrote {len(cards) + len(untouched)} models for {len(tasks)} task type(s) "
-              f"to {output}", file=sys.stderr)
-        return EXIT_OK
-
-    rows = [
-        {**card.model_dump(), "available": availability(task, card.id)}
-        for task in task_names for card in model_cards(task, catalog)
-    ]
+        return _refresh(args, catalog_path, task_names)
+    rows = []
+    with run_settings(context.backend_settings()):  # the run's catalog, endpoints, provider
+        for task in task_names:
+            for card in model_cards(task, catalog):
+                why = reasons(task, card.id, catalog)
+                rows.append({**card.model_dump(), "why": why,
+                             "available": {b: r is None for b, r in why.items()}})
     if args.json:
         print(json.dumps(rows, indent=2))
-        return EXIT_OK
+    else:
+        print(_table(rows))
+    return EXIT_OK
+
+
+def _size(size_mb: float | None) -> str:
+    return "?" if size_mb is None else f"{size_mb:g} MB"
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    """One line per model and backend that has it: whether it can run now, and if not
+    why (not cached and how much there is to download, no token, no provider, ...)."""
+    header = ("TASK", "MODEL", "LIBRARY", "SIZE", "BACKEND", "CAN RUN NOW")
+    lines: list[tuple[str, ...]] = []
     for row in rows:
-        where = ", ".join(f"{b}: {'yes' if ok else 'no'}" for b, ok in row["available"].items())
-        print(f"{row['task']:<28} {row['id']:<55} downloads={row['downloads']:<10} "
-              f"latency={row['expected_latency_s']}s  [{where or 'no backend'}]")
+        first = (row["task"], row["id"], row["library_name"] or "-", _size(row["size_mb"]))
+        where = ({b: r for b, r in row["why"].items() if r != NOT_OFFERED}
+                 or {"-": "no backend offers it"})
+        for i, (backend, why) in enumerate(where.items()):
+            lead = first if i == 0 else ("",) * len(first)
+            lines.append((*lead, backend, f"no: {why}" if why is not None else
+                          "yes (gated: your token must have accepted its terms)"
+                          if row["gated"] and backend != "lite" else "yes"))
+    widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header) - 1)]
+    text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False))
+            + "  " + line[-1] for line in [header, *lines]]
+    runnable = sum(any(why is None for why in row["why"].values()) for row in rows)
+    text.append(f"\n{runnable} of {len(rows)} models can run now. A model not cached "
+                "runs locally once downloaded; hf-inference needs a token and a provider "
+                "that serves the model (or --hf-endpoint MODEL=URL).")
+    return "\n".join(text)
+
+
+def _refresh(args: argparse.Namespace, catalog_path: Path, tasks: list[str]) -> int:
+    catalog = load_catalog(catalog_path)
+    try:
+        cards, dropped = refresh_catalog(catalog, tasks, per_task=args.per_task,
+                                         endpoint=args.endpoint, unrunnable=unrunnable)
+    except HubUnavailableError as exc:
+        raise UsageError(str(exc)) from exc
+    untouched = [c for t in task_types() if t.name not in tasks for c in catalog.for_task(t.name)]
+    output = Path(args.output or catalog_path)
+    write_catalog(cards + untouched, output)
+    for card, why in dropped:
+        print(f"dropped {card.task} {card.id}: {why}", file=sys.stderr)
+    print(f"wrote {len(cards) + len(untouched)} models for {len(tasks)} task type(s) "
+          f"to {output}", file=sys.stderr)
     return EXIT_OK

@@ -12,13 +12,17 @@ from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
 from hugginggpt.tools.experts.registry import ANY_TASK, Tool, registered_tools
 from hugginggpt.tools.experts.tasks import get_task_type
 
-__all__ = ["HYBRID_ORDER", "MODES", "check_backend", "backend_order", "candidate_cards",
-           "model_cards", "explain_unavailable", "availability"]
+__all__ = ["HYBRID_ORDER", "MODES", "NOT_OFFERED", "check_backend", "backend_order",
+           "candidate_cards", "model_cards", "runnable", "explain_unavailable", "availability",
+           "reasons"]
 
 HYBRID_ORDER: tuple[str, ...] = ("local", "hf-inference", "lite")
 """The default preference of ``auto``/``hybrid``: models on this machine, then Hugging
 Face endpoints, then the lite engines; backends that plugins add come last."""
 
+
+NOT_OFFERED = "not one of its models"
+"""The reason :func:`reasons` gives for a backend whose tools do not offer the model."""
 
 MODES = ("auto", "hybrid")
 """The backend settings that are not backends: every real backend, preferred in
@@ -68,6 +72,32 @@ def candidate_cards(task: str, catalog: Catalog, tools: list[Tool]) -> dict[str,
     return cards
 
 
+def _offers(tool: Tool, task: str, model: str, listed: set[str]) -> bool:
+    """Whether ``tool`` offers ``model`` for ``task``: a tool for any catalog model offers
+    the catalog's (not the engines another backend brings with their own cards)."""
+    return tool.serves(task, model) and (tool.models is not None or model in listed
+                                         or tool.simulated)
+
+
+def runnable(task: str, catalog: Catalog, mode: str
+             ) -> dict[str, tuple[ModelCard | None, list[str]]]:
+    """The models that can run ``task`` now in this mode: model -> (its card, the
+    backends where it can, most preferred first). The one test of "can run" that
+    selection, ``models list`` and the coverage count share."""
+    tools = [t for t in registered_tools() if t.task in (task, ANY_TASK)]
+    order = backend_order(mode, sorted({t.backend for t in tools}))
+    tools = [t for t in tools if t.backend in order and t.simulated == (mode == DRY_RUN_BACKEND)]
+    listed = {c.id for c in catalog.for_task(task)}
+    found = {}
+    for model, card in candidate_cards(task, catalog, tools).items():
+        backends = sorted({t.backend for t in tools
+                           if _offers(t, task, model, listed) and t.can_run(model)},
+                          key=order.index)
+        if backends:
+            found[model] = (card, backends)
+    return found
+
+
 def model_cards(task: str, catalog: Catalog) -> list[ModelCard]:
     """The catalog's cards for ``task`` and those that registered tools bring."""
     tools = [t for t in registered_tools() if t.task in (task, ANY_TASK)]
@@ -84,27 +114,46 @@ def explain_unavailable(task: str, catalog: Catalog, mode: str) -> str:
         return f"no backend is enabled in mode {mode!r}"
     task_type = get_task_type(task)
     by_language = task_type is not None and task_type.arg("tgt_lang") is not None
-    reasons = []
+    listed = {c.id for c in catalog.for_task(task)}
+    found = []
     for backend in order:
         here = [t for t in tools if t.backend == backend]
-        models = list(candidate_cards(task, catalog, here)) if here else []
+        models = [m for m in candidate_cards(task, catalog, here)
+                  if any(_offers(t, task, m, listed) for t in here)] if here else []
         if not here:
-            reasons.append(f"{backend}: no tool for {task}")
+            found.append(f"{backend}: no tool for {task}")
         elif not models:
-            reasons.append(f"{backend}: no {task} model in the catalog")
+            found.append(f"{backend}: no {task} model in the catalog")
         else:
             why = [] if simulated else ["can run now"]
             why += ["writes the target language"] if by_language else []
-            reasons.append(f"{backend}: none of {len(models)} model(s) "
-                           + (" or ".join(why) or "can run now")
-                           + (" (weights not cached, or no endpoint or token)"
-                              if backend in ("local", "hf-inference") else ""))
-    return "; ".join(reasons)
+            causes = list(dict.fromkeys(
+                w for m in models for t in here if _offers(t, task, m, listed)
+                if (w := t.why_not(m)) is not None))
+            found.append(f"{backend}: none of {len(models)} model(s) "
+                         + (" or ".join(why) or "can run now")
+                         + (f" ({'; '.join(causes[:2])}{'; ...' if len(causes) > 2 else ''})"
+                            if causes else ""))
+    return "; ".join(found)
 
 
-def availability(task: str, model: str) -> dict[str, bool]:
-    """Per real backend with a tool for ``task``: whether ``model`` can run there now."""
+def reasons(task: str, model: str, catalog: Catalog) -> dict[str, str | None]:
+    """Per real backend with a tool for ``task``: why ``model`` cannot run there now
+    (None: it can), in the default order of backends."""
     tools = [t for t in registered_tools() if t.task in (task, ANY_TASK) and not t.simulated]
-    backends = sorted({t.backend for t in tools})
-    return {b: any(t.backend == b and t.serves(task, model) and t.can_run(model)
-                   for t in tools) for b in backends}
+    listed = {c.id for c in catalog.for_task(task)}
+    found: dict[str, str | None] = {}
+    for backend in backend_order("auto", sorted({t.backend for t in tools})):
+        serving = [t for t in tools
+                   if t.backend == backend and _offers(t, task, model, listed)]
+        if not serving:
+            found[backend] = NOT_OFFERED
+            continue
+        why = [t.why_not(model) for t in serving]
+        found[backend] = None if None in why else next(w for w in why if w)
+    return found
+
+
+def availability(task: str, model: str, catalog: Catalog) -> dict[str, bool]:
+    """Per real backend with a tool for ``task``: whether ``model`` can run there now."""
+    return {backend: why is None for backend, why in reasons(task, model, catalog).items()}

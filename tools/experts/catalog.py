@@ -62,6 +62,16 @@ class Catalog:
     def get(self, task: str, model_id: str) -> ModelCard | None:
         return next((c for c in self._by_task.get(task, []) if c.id == model_id), None)
 
+    def find(self, model_id: str) -> ModelCard | None:
+        """The first card of ``model_id`` for any task type: what is true of the model
+        itself (its library, size, licence, gating) whatever it is used for."""
+        return next((c for cards in self._by_task.values() for c in cards
+                     if c.id == model_id), None)
+
+    def cards(self) -> list[ModelCard]:
+        """Every card, task type by task type."""
+        return [c for cards in self._by_task.values() for c in cards]
+
     def __len__(self) -> int:
         return sum(len(cards) for cards in self._by_task.values())
 

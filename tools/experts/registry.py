@@ -81,12 +81,25 @@ class Tool:
     """Whether a model can run here now (weights cached, endpoint configured); None: always."""
     cards: tuple[ModelCard, ...] = ()
     """Model cards for models the catalog does not list (engines shipped in packages)."""
+    unavailable: Callable[[str], str | None] | None = None
+    """Why a model cannot run here now (None: it can), for backends that can say why; a
+    tool that gives it and no ``available`` can run exactly the models it has no reason
+    against, so the reason shown and the choice made never disagree."""
 
     def serves(self, task: str, model: str) -> bool:
         return self.task in (task, ANY_TASK) and (self.models is None or model in self.models)
 
     def can_run(self, model: str) -> bool:
-        return self.available is None or self.available(model)
+        if self.available is not None:
+            return self.available(model)
+        return self.unavailable is None or self.unavailable(model) is None
+
+    def why_not(self, model: str) -> str | None:
+        """Why ``model`` cannot run here now, or None when it can."""
+        if self.available is not None and self.available(model):
+            return None
+        reason = self.unavailable(model) if self.unavailable is not None else None
+        return reason or (None if self.can_run(model) else "cannot run now")
 
     def call_kwargs(
         self, args: dict[str, Any], model: str, context: ToolContext
@@ -140,6 +153,7 @@ def register_tool(
     name: str | None = None,
     available: Callable[[str], bool] | None = None,
     cards: Iterable[ModelCard] = (),
+    unavailable: Callable[[str], str | None] | None = None,
 ) -> Tool:
     """Register ``fn`` as the tool for ``task`` on ``backend``; later registrations of the
     same (task, backend, models) replace earlier ones.
@@ -149,6 +163,8 @@ def register_tool(
         risk: what the tool may do beyond reading its inputs ("read-only" by default).
         available: tells whether a model can run now (e.g. its weights are cached).
         cards: model cards for models the catalog does not list.
+        unavailable: says why a model cannot run now (None when it can); without
+            ``available`` it decides alone.
 
     Raises:
         ToolDefinitionError: the task type is unknown, the return annotation is missing,
@@ -216,6 +232,7 @@ def register_tool(
         simulated=simulated,
         available=available,
         cards=tuple(cards),
+        unavailable=unavailable,
     )
     _TOOLS[:] = [
         t for t in _TOOLS if (t.task, t.backend, t.models) != (task, backend, model_ids)

@@ -16,16 +16,19 @@ a missing model (404), a refused token (401/403) and rejected input (400/422) ar
 
 Nothing here reads the environment; whoever builds a run calls :func:`configure`.
 
-Three modules: :mod:`.on_loop` (the async path: requests on the caller's event loop,
+Four modules: :mod:`.on_loop` (the async path: requests on the caller's event loop,
 cancelled with the call), :mod:`.client` (the configuration, the client and its typed
-errors) over it, and :mod:`.tools` (one adapter per task type) over both. This package
-registers each adapter in its async form (:func:`.on_loop.on_the_loop`), so the executor
-awaits it and its timeout cancels the request; the adapters themselves stay plain
-functions, callable directly with the sync client.
+errors) over it, :mod:`.providers` (which models can be called now: an endpoint URL, or a
+token and a provider that serves the model for the task) and :mod:`.tools` (one adapter
+per task type) over them. This package registers each adapter in its async form
+(:func:`.on_loop.on_the_loop`), so the executor awaits it and its timeout cancels the
+request; the adapters themselves stay plain functions, callable directly with the sync
+client.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -34,11 +37,11 @@ from huggingface_hub import InferenceClient
 from hugginggpt.tools.experts.hf_inference.client import (
     HF_INFERENCE_BACKEND,
     HFInferenceConfig,
-    available,
     configure,
     current_config,
 )
 from hugginggpt.tools.experts.hf_inference.on_loop import on_the_loop
+from hugginggpt.tools.experts.hf_inference.providers import available, unavailable_reason
 from hugginggpt.tools.experts.hf_inference.tools import (
     audio_classification,
     audio_to_audio,
@@ -74,6 +77,7 @@ __all__ = [
     "configure",
     "current_config",
     "available",
+    "unavailable_reason",
     "REGISTERED_TASKS",
 ]
 
@@ -111,8 +115,8 @@ depth-estimation or text2text-generation, so this backend does not offer them.""
 def _register() -> dict[str, Tool]:
     return {
         task: register_tool(on_the_loop(fn), task, backend=HF_INFERENCE_BACKEND,
-                            available=available, name=f"{HF_INFERENCE_BACKEND}:{task}",
-                            risk="network")
+                            unavailable=functools.partial(unavailable_reason, task),
+                            name=f"{HF_INFERENCE_BACKEND}:{task}", risk="network")
         for task, (fn, method) in _TOOLS.items()
         if callable(getattr(InferenceClient, method, None))
     }

@@ -25,7 +25,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit
 
-from huggingface_hub import AsyncInferenceClient, InferenceClient, constants, get_token
+from huggingface_hub import AsyncInferenceClient, InferenceClient
 from huggingface_hub.errors import (
     HfHubHTTPError,
     InferenceTimeoutError,
@@ -47,7 +47,6 @@ __all__ = [
     "TRANSIENT_STATUSES",
     "configure",
     "current_config",
-    "available",
 ]
 
 HF_INFERENCE_BACKEND = "hf-inference"
@@ -132,18 +131,6 @@ def _token_for(url: str) -> str | None:
     default token); a third-party server gets a placeholder, never the user's token
     (the client insists on sending some token)."""
     return None if _is_hf_host(url) else _NO_TOKEN
-
-
-def available(model: str) -> bool:
-    """Whether ``model`` can be called now, decided without a network call.
-
-    huggingface_hub in offline mode (``HF_HUB_OFFLINE``) refuses every request, even to
-    a local endpoint, so nothing is available then. Otherwise a model with an endpoint
-    URL is, and any hub model is when a token is present.
-    """
-    if constants.HF_HUB_OFFLINE:
-        return False
-    return model in current_config().endpoints or get_token() is not None
 
 
 # --- the client and its errors -----------------------------------------------------------

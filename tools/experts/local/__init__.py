@@ -30,11 +30,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, ModelCard, load_catalog
 from hugginggpt.tools.experts.local.audio import read_wav
 from hugginggpt.tools.experts.local.models import (
     DEFAULT_MAX_LOADED,
     LOAD_LOCK,
     LOCAL_BACKEND,
+    LOCAL_LIBRARIES,
     clear_loaded,
     device_and_dtype,
     load,
@@ -68,13 +70,17 @@ from hugginggpt.tools.experts.local.vision import (
     object_detection,
     visual_question_answering,
 )
-from hugginggpt.tools.experts.registry import register_tool
+from hugginggpt.tools.experts.registry import backend_settings, register_tool
 
 __all__ = [
     "LOCAL_BACKEND",
+    "LOCAL_LIBRARIES",
     "LOAD_LOCK",
     "DEFAULT_MAX_LOADED",
     "is_available",
+    "is_cached",
+    "unloadable",
+    "unavailable_reason",
     "set_max_loaded",
     "loaded_models",
     "peak_loaded",
@@ -88,9 +94,46 @@ __all__ = [
 # ----------------------------------------------------------------------------- availability
 
 
+def _card(model_id: str) -> ModelCard | None:
+    """The run's catalog card of ``model_id`` (the shipped catalog outside a run)."""
+    catalog = backend_settings(LOCAL_BACKEND).get("catalog") or DEFAULT_CATALOG
+    return load_catalog(catalog).find(model_id)
+
+
+def unloadable(model_id: str) -> str | None:
+    """Why this backend can never load ``model_id`` (its card names a library other than
+    :data:`LOCAL_LIBRARIES`), or None. A model without a card, or whose card does not
+    name its library, is given the benefit of the doubt: its load says."""
+    card = _card(model_id)
+    if card is None or card.library_name is None or card.library_name in LOCAL_LIBRARIES:
+        return None
+    return (f"a {card.library_name} model: the local backend loads "
+            f"{' and '.join(sorted(LOCAL_LIBRARIES))} models only")
+
+
 def is_available(model_id: str) -> bool:
-    """Whether ``model_id`` can load here without a download: a local directory with a
-    ``config.json``, or a hub id whose ``config.json`` is in the Hugging Face cache."""
+    """Whether ``model_id`` can load here without a download: its library is one this
+    backend loads and its files are here (see :func:`is_cached`)."""
+    return unloadable(model_id) is None and is_cached(model_id)
+
+
+def unavailable_reason(model_id: str) -> str | None:
+    """Why ``model_id`` cannot run here now (None when it can): a library this backend
+    does not load, or weights not cached (with the size to download and whether the Hub
+    asks to accept terms first)."""
+    if (why := unloadable(model_id)) is not None:
+        return why
+    if is_cached(model_id):
+        return None
+    card = _card(model_id)
+    size = f"{card.size_mb:g} MB to download" if card and card.size_mb else "to download"
+    gated = "; gated: accept its terms on the Hub first" if card and card.gated else ""
+    return f"not cached ({size}){gated}"
+
+
+def is_cached(model_id: str) -> bool:
+    """Whether ``model_id``'s files are here: a local directory with a ``config.json``,
+    or a hub id whose ``config.json`` is in the Hugging Face cache."""
     path = Path(model_id).expanduser()
     if path.is_dir():
         return (path / "config.json").is_file()
@@ -130,4 +173,5 @@ TOOLS: dict[str, Callable[..., Any]] = {
 """Every task type this backend runs, and its tool."""
 
 for _task, _fn in TOOLS.items():
-    register_tool(_fn, _task, backend=LOCAL_BACKEND, available=is_available)
+    register_tool(_fn, _task, backend=LOCAL_BACKEND, available=is_available,
+                  unavailable=unavailable_reason)

@@ -27,6 +27,7 @@ from hugginggpt.tools.threads import MODEL_LOAD_LOCK, loading_model
 
 __all__ = [
     "LOCAL_BACKEND",
+    "LOCAL_LIBRARIES",
     "LOAD_LOCK",
     "DEFAULT_MAX_LOADED",
     "set_max_loaded",
@@ -39,6 +40,9 @@ __all__ = [
 
 LOCAL_BACKEND = "local"
 """The backend's name: its tools register under it and its run settings are keyed by it."""
+LOCAL_LIBRARIES = frozenset({"transformers", "sentence-transformers"})
+"""The libraries (as the Hub names them in ``library_name``) whose models this backend
+loads; a card naming another library is never a local candidate."""
 DEFAULT_MAX_LOADED = 3
 _SEQ2SEQ_TASKS = ("summarization", "translation", "text2text-generation")
 _PIPELINE_TASKS = {
