@@ -107,7 +107,9 @@ def test_bill_to_goes_with_the_token_to_the_provider_and_not_to_a_third_party(
     compiled, make_context, llm_server, catalog_file, hub_at_stub
 ):
     stub = hub_at_stub
-    stub.script("hub", _served_by_together("acme/chatter"))
+    # asked twice: by selection (is it served, by whom?) and by huggingface_hub's client
+    # (the provider's own model id), each from its own per-process cache
+    stub.script("hub", _served_by_together("acme/chatter"), _served_by_together("acme/chatter"))
     stub.script("router", Reply(json=_chat_reply("Hello from together")))
     stub.script("tgi", Reply(json=[{"summary_text": "short"}]))
     llm_server.script("planner", _plan(_sub(0, "conversational", text="Hi!"),
@@ -121,8 +123,9 @@ def test_bill_to_goes_with_the_token_to_the_provider_and_not_to_a_third_party(
     results = out["results"]
     assert {r.status for r in results.values()} == {"done"}, [r.error for r in results.values()]
     assert results[0].outputs["text"] == "Hello from together"
-    [lookup] = stub.requests("hub")  # the provider's model id, from the Hub's mapping
-    assert lookup.path.startswith("/hub/api/models/acme/chatter")
+    lookups = stub.requests("hub")  # the provider's model id, from the Hub's mapping
+    assert len(lookups) == 2
+    assert all(x.path.startswith("/hub/api/models/acme/chatter") for x in lookups)
     [routed] = stub.requests("router")  # the provider's route, with the token and the org
     assert routed.path == "/router/together/v1/chat/completions"
     assert routed.json["model"] == "acme/chatter-together"
