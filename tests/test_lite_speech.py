@@ -22,8 +22,14 @@ from hugginggpt.tools.audio import resample
 from hugginggpt.tools.errors import ToolExecutionError
 from hugginggpt.tools.experts import load_catalog
 from hugginggpt.tools.experts.availability import explain_unavailable
-from hugginggpt.tools.experts.lite import ESPEAK, HAAR_FACES, LITE_BACKEND, POCKETSPHINX
-from hugginggpt.tools.experts.lite import faces, speech
+from hugginggpt.tools.experts.lite import (
+    ESPEAK,
+    HAAR_FACES,
+    LITE_BACKEND,
+    POCKETSPHINX,
+    faces,
+    speech,
+)
 from hugginggpt.tools.experts.registry import ToolContext
 from tests.conftest import run
 

@@ -21,9 +21,9 @@ import pytest
 from PIL import Image
 
 import hugginggpt.tools.experts.local as local
+from hugginggpt.tools.audio import read_audio, resample
 from hugginggpt.tools.experts import ArtifactStore, ModelCard, ToolExecutionError, registered_tools
 from hugginggpt.tools.experts.local import audio, models, text, vision
-from hugginggpt.tools.audio import read_audio, resample
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.languages import code_of
 from tests import tiny_models
