@@ -151,8 +151,9 @@ def face_cascade() -> Any:
     """OpenCV's frontal-face Haar cascade (Viola-Jones), from the data that the
     opencv-python wheel ships."""
     import cv2
+    from cv2.data import haarcascades  # type: ignore[import-not-found]
 
-    path = f"{cv2.data.haarcascades}haarcascade_frontalface_default.xml"
+    path = f"{haarcascades}haarcascade_frontalface_default.xml"
     cascade = cv2.CascadeClassifier(path)
     if cascade.empty():
         raise ToolExecutionError(f"OpenCV could not read its face cascade {path}")
