@@ -179,11 +179,13 @@ _register(
     "Speech recognition with CMU PocketSphinx (HMM acoustic model, trigram language "
     "model and dictionary for US English, shipped in the pocketsphinx package): "
     "transcribes WAV, FLAC, OGG or MP3 recordings as lower-case words without "
-    "punctuation. US English only; clear, slow speech comes out mostly right, noisy, "
-    "accented or fast speech much worse; misses names and rare words.",
+    "punctuation. US English only; a small, older model: on eSpeak's synthetic voice "
+    "more than half of the words come back wrong (WER 0.57, benchmarks/speech_wer.py); "
+    "names, rare words, noise, accents and fast speech are hard for it.",
     license="bsd-2-clause", languages=["en"], size_mb=39, latency_s=2.0,
     limits="PocketSphinx is a small, older US-English recogniser: expect misheard words "
-           "even on clear speech, no punctuation, and no other languages.",
+           "even on clear speech (a word error rate of 0.57 on eSpeak's voice), no "
+           "punctuation, and no other languages.",
 )
 _register(
     detect_faces, "object-detection", HAAR_FACES,

@@ -4,9 +4,9 @@ PocketSphinx, both offline on the data their wheels ship.
 eSpeak NG is a formant synthesiser: intelligible in about 100 languages, and robotic.
 The voice follows the text's language (langdetect); English is read in US English, the
 accent the recogniser knows. PocketSphinx is a 2010s HMM recogniser for US English with
-a general trigram language model: it gets clear, slow speech mostly right and garbles
-names, accents, noise and other languages (``benchmarks/speech_wer.py`` measures it on
-eSpeak's voice).
+a general trigram language model: on eSpeak's voice it gets some sentences word for word
+and garbles others (``benchmarks/speech_wer.py`` measures it), and names, accents, noise
+and other languages are beyond it.
 """
 
 from __future__ import annotations
@@ -35,11 +35,12 @@ __all__ = ["MAX_SPEECH_CHARS", "WORDS_PER_MINUTE", "VOICE_VARIANT", "voice_for",
 MAX_SPEECH_CHARS = 5000
 """Longest text read aloud: about six minutes of speech, within what speech recognition
 reads back (:data:`hugginggpt.tools.audio.MAX_AUDIO_S`)."""
-WORDS_PER_MINUTE = 150
-"""A little slower than eSpeak's 175: easier to follow, and to recognise."""
-VOICE_VARIANT = "klatt"
-"""eSpeak's Klatt-synthesiser variant: less buzzy than the default voice, and PocketSphinx
-recognises it far better (benchmarks/speech_wer.py)."""
+WORDS_PER_MINUTE = 140
+"""Slower than eSpeak's 175: easier to follow, and to recognise."""
+VOICE_VARIANT = "klatt4"
+"""One of eSpeak's Klatt-synthesiser variants: less buzzy than the default voice, and
+PocketSphinx recognises it far better (benchmarks/speech_wer.py; of the six Klatt
+variants at 140 words a minute, klatt3 and klatt4 had the fewest word errors)."""
 DEFAULT_LANGUAGE = "en-us"
 _PAD_S = 0.2
 """Silence put around a recording before decoding: speech that starts at the first sample
