@@ -221,3 +221,20 @@ def test_faces_are_found_offline_and_cars_are_not_asked_of_a_face_detector(
     assert out["selections"][0].model is None
     assert f"{HAAR_FACES} is offered only for requests about face" in \
         out["selections"][0].reason
+
+
+def test_a_long_recording_is_cut_at_its_pauses_before_decoding():
+    """Past 20 s PocketSphinx decodes piece by piece, cut where its voice activity detector
+    hears a pause; a short recording stays whole."""
+    samples, rate = speech.speak(SENTENCE)
+    pause = np.zeros(rate, dtype=np.float32)
+    long = np.concatenate([samples, pause] * 10)  # about 26 s
+    assert len(long) / rate > 20
+
+    def pcm(audio: np.ndarray) -> bytes:
+        return (resample(audio, rate, 16000) * 32767).astype("<i2").tobytes()
+
+    pieces = speech._utterances(pcm(long))
+    assert 5 <= len(pieces) <= 12, len(pieces)
+    assert all(0 < len(p) < 16000 * 2 * 5 for p in pieces)  # each a sentence, not minutes
+    assert speech._utterances(pcm(samples)) == [pcm(samples)]
