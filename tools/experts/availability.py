@@ -106,7 +106,8 @@ def explain_unavailable(task: str, catalog: Catalog, mode: str) -> str:
             reasons.append(f"{backend}: no {task} model in the catalog")
         elif specialists := _specialists(task, catalog, here, models):
             reasons.append(f"{backend}: " + "; ".join(
-                f"{c.id} is offered only for requests about {' or '.join(c.subjects[:3])}"
+                f"{c.id} is offered only for requests about {', '.join(c.subjects[:2])} "
+                "and the like"
                 for c in specialists))
         else:
             why = [] if simulated else ["can run now"]

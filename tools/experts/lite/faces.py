@@ -21,7 +21,7 @@ __all__ = ["FACE_LABEL", "FACE_SUBJECTS", "MIN_NEIGHBOURS", "find_faces", "detec
 
 FACE_LABEL = "face"
 FACE_SUBJECTS = (
-    "face", "faces", "facial", "people", "person", "persons", "portrait", "portraits",
+    "faces", "people", "face", "facial", "person", "persons", "portrait", "portraits",
     "selfie", "selfies", "crowd", "man", "men", "woman", "women", "child", "children",
     "kid", "kids", "boy", "boys", "girl", "girls", "baby", "babies", "human", "humans",
     "someone", "anyone", "everyone", "somebody", "anybody", "headcount",
