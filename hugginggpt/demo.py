@@ -3,8 +3,8 @@
 A few canned requests run through plan -> select -> execute -> respond with the built-in
 offline planner and the lite backend (engines shipped inside PyPI packages), so a fresh
 machine with no key and no network sees every stage work. Each request ends with a check
-of its output (the OCR text read back, the sentiment, the language...), and the demo
-fails when a check does.
+of its output (the OCR text read back, the sentiment, the words heard back from the
+speech...), and the demo fails when a check does.
 """
 
 from __future__ import annotations
@@ -90,6 +90,18 @@ def _check_topic(results: dict[int, Any]) -> str:
     return f"topic {labels[0]['label']}"
 
 
+SPOKEN = "The weather is nice today."
+
+
+def _check_round_trip(results: dict[int, Any]) -> str:
+    heard = _text(results, 1)
+    said, got = SPOKEN.lower().rstrip(".").split(), heard.lower().split()
+    hits = sum(word in got for word in said)
+    assert hits >= len(said) - 1, f"PocketSphinx heard {heard!r} for {SPOKEN!r}"
+    return (f"spoken to {results[0].outputs['audio']['path']}, heard back {heard!r} "
+            f"({hits} of {len(said)} words)")
+
+
 DEMO_REQUESTS: tuple[DemoRequest, ...] = (
     DemoRequest("OCR, then sentiment",
                 "Read the text in notice.png, then tell me the sentiment of the text.",
@@ -104,6 +116,8 @@ DEMO_REQUESTS: tuple[DemoRequest, ...] = (
     DemoRequest("Question about a scanned document",
                 "notice.png is a scanned notice. Who gets free entry?",
                 ("notice.png",), _check_document_answer),
+    DemoRequest("Read aloud, then transcribe (eSpeak NG, then PocketSphinx)",
+                f'Read "{SPOKEN}" aloud, then transcribe the audio.', (), _check_round_trip),
 )
 
 

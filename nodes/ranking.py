@@ -17,6 +17,10 @@ a choice can be explained:
 - ``latency``: with a latency budget B, -2 * (latency - B) / B when the card's expected
   latency exceeds B (at most -4); without a budget, -0.3 * log10(1 + latency).
 
+A specialist (a card with ``subjects``, such as the lite face detector) is a candidate only
+when the subtask's text uses one of its words: a request for the cars in a photo never
+gets a face detector, not even as a fallback.
+
 Which models can run at all is :mod:`hugginggpt.tools.experts.availability`'s job;
 choosing among close candidates is the select node's.
 """
@@ -24,6 +28,7 @@ choosing among close candidates is the select node's.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from hugginggpt.tools.experts.availability import backend_order
@@ -32,7 +37,7 @@ from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.lite.engines import embed
 from hugginggpt.tools.experts.registry import ANY_TASK, registered_tools
 
-__all__ = ["Query", "RankedCandidate", "focus", "rank_candidates"]
+__all__ = ["Query", "RankedCandidate", "focus", "rank_candidates", "serves_subject"]
 
 @dataclass(frozen=True)
 class Query:
@@ -67,6 +72,17 @@ def focus(clauses: list[str], task_description: str) -> str:
     target, *vectors = embed([task_description, *clauses])
     scores = [sum(a * b for a, b in zip(target, v, strict=True)) for v in vectors]
     return clauses[scores.index(max(scores))]
+
+
+_WORD = re.compile(r"[a-z]+")
+
+
+def serves_subject(card: ModelCard | None, text: str) -> bool:
+    """Whether ``text`` asks for what the card's model serves: always for a general model
+    (no ``subjects``), else when the text uses one of the card's words."""
+    if card is None or not card.subjects:
+        return True
+    return not set(card.subjects).isdisjoint(_WORD.findall(text.lower()))
 
 
 def _language_part(card: ModelCard, language: str | None) -> float:
@@ -114,6 +130,7 @@ def rank_candidates(
         for model, (card, backends) in runnable_models(task, catalog, mode).items()
         if not (card and query.target_language
                 and _language_part(card, query.target_language) < 0)  # cannot write it
+        if serves_subject(card, query.text)
     ]
     described = [card for _, card, _ in runnable if card is not None and card.description]
     similarities: dict[str, float] = {}

@@ -1,8 +1,9 @@
 """Stage 4, response generation: the responder LLM explains what happened.
 
-The LLM sees a digest of the results (text outputs, artifact paths, errors), never the
-bytes of an image or audio file. With no responder LLM configured, or when it fails, a
-template writes the same facts plainly and says so.
+The LLM sees a digest of the results (text outputs, artifact paths, errors, and where a
+model's quality is limited, from its card), never the bytes of an image or audio file.
+With no responder LLM configured, or when it fails, a template writes the same facts
+plainly and says so.
 
 Both ends of a run are here: :func:`respond` and :func:`abort`. Each leaves a result for
 every planned subtask (one that never ran is skipped with the reason), so a finished
@@ -25,6 +26,7 @@ from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
 from hugginggpt.tools.artifacts import is_artifact_ref
 from hugginggpt.tools.errors import LLMNotConfiguredError
+from hugginggpt.tools.experts.registry import find_tools
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
 from hugginggpt.tools.llm.records import LLMCall, run_spend
@@ -52,6 +54,15 @@ def _show(value: Any) -> str:
     return text.replace("\n", "\n    ")  # continuation lines stay inside their subtask
 
 
+def _limits(task: str, model: str | None, backend: str | None) -> str:
+    """What the card of the model that ran says about its limits (the lite engines' cards
+    do: a robotic voice, US English only), or ""."""
+    if not model or not backend:
+        return ""
+    return next((card.limits for t in find_tools(task, model, [backend]) for card in t.cards
+                 if card.id == model and card.task == task and card.limits), "")
+
+
 def results_digest(state: State) -> str:
     """What ran, with which model and why, what came out, what failed: one block per
     subtask, in plan order."""
@@ -73,6 +84,8 @@ def results_digest(state: State) -> str:
             if result.model and selection and result.model != selection.model:
                 lines.append(f"  ran on fallback model {result.model} ({result.backend})")
             lines.append(f"  status: done in {result.latency_s:.2f}s, {result.attempts} attempt(s)")
+            if limits := _limits(st.task, result.model, result.backend):
+                lines.append(f"  quality: {limits}")
             for name, value in result.outputs.items():
                 lines.append(f"  output {name}: {_show(value)}")
         else:

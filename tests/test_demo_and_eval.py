@@ -19,9 +19,10 @@ def test_demo_runs_offline_and_verifies_every_output(capsys, workspace):
     code = main(["demo", "--workspace", str(workspace)])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert out.count("check: ") == 5 and "CHECK FAILED" not in out
-    assert "5 of 5 demo requests verified" in out
+    assert out.count("check: ") == 6 and "CHECK FAILED" not in out
+    assert "6 of 6 demo requests verified" in out
     assert "OCR read back 3 lines; sentiment POSITIVE" in out
+    assert "heard back 'the weather is nice today' (5 of 5 words)" in out
     assert (workspace / "demo-inputs" / "notice.png").is_file()
 
 

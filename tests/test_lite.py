@@ -15,11 +15,14 @@ from PIL import Image, ImageDraw, ImageFont
 from hugginggpt.nodes.ranking import Query, rank_candidates
 from hugginggpt.tools.experts import ToolExecutionError, load_catalog, registered_tools
 from hugginggpt.tools.experts.lite import (
+    ESPEAK,
+    HAAR_FACES,
     LANGDETECT,
     LITE_BACKEND,
     MINILM,
     MINILM_ZERO_SHOT,
     OCR_LOOKUP,
+    POCKETSPHINX,
     RAPIDOCR,
     TEXTRANK,
     VADER,
@@ -255,7 +258,12 @@ EXPECTED = {
     "zero-shot-classification": [MINILM_ZERO_SHOT],
     "sentence-similarity": [MINILM],
     "feature-extraction": [MINILM],
+    "text-to-speech": [ESPEAK],
+    "automatic-speech-recognition": [POCKETSPHINX],
+    "object-detection": [HAAR_FACES],
 }
+QUERIES = {"object-detection": Query(text="Find the faces in team.jpg")}
+"""The face detector is offered only to a request about faces or people."""
 
 
 def test_every_lite_engine_is_labelled_and_carries_a_card():
@@ -278,7 +286,7 @@ def test_every_lite_engine_is_labelled_and_carries_a_card():
 
 @pytest.mark.parametrize("task", sorted(EXPECTED))
 def test_selection_in_lite_mode_picks_the_lite_engines(task):
-    ranked = rank_candidates(task, load_catalog(), LITE_BACKEND)
+    ranked = rank_candidates(task, load_catalog(), LITE_BACKEND, QUERIES.get(task))
     assert [c.model for c in ranked] == EXPECTED[task]
     assert {c.backend for c in ranked} == {LITE_BACKEND}
     assert all(c.card is not None and c.card.description for c in ranked)

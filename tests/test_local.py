@@ -21,6 +21,7 @@ import pytest
 from PIL import Image
 
 import hugginggpt.tools.experts.local as local
+from hugginggpt.tools.audio import read_audio, resample
 from hugginggpt.tools.experts import ArtifactStore, ModelCard, ToolExecutionError, registered_tools
 from hugginggpt.tools.experts.local import audio, models, text, vision
 from hugginggpt.tools.experts.registry import run_settings
@@ -553,11 +554,80 @@ def test_read_wav_mixes_to_mono_and_scales(tmp_path):
     assert rate == 22050 and samples.dtype == np.float32
     assert samples.shape == (11025,)
     assert 0.45 < float(np.abs(samples).max()) <= 0.5001
-    resampled = audio._resample(samples, rate, 16000)
+    resampled = resample(samples, rate, 16000)
     assert resampled.shape == (8000,)
     (tmp_path / "not.wav").write_bytes(b"ID3 this is an mp3")
-    with pytest.raises(ToolExecutionError, match="PCM WAV only"):
+    with pytest.raises(ToolExecutionError, match="cannot read the audio not.wav.*formats read"):
         audio.read_wav(tmp_path / "not.wav")
+
+
+@pytest.mark.parametrize("suffix", [".flac", ".ogg"])
+def test_flac_and_ogg_recordings_are_read_and_resampled(tmp_path, tiny, suffix):
+    """hf-inference text-to-speech writes FLAC; a recording may come as OGG: both are read
+    (libsndfile), mixed to mono, and resampled without aliasing for a pipeline."""
+    import soundfile
+
+    t = np.arange(22050) / 22050
+    tone = 0.5 * np.sin(2 * np.pi * 440 * t)
+    alias = 0.3 * np.sin(2 * np.pi * 9000 * t)  # above 16 kHz audio's 8 kHz Nyquist limit
+    path = tmp_path / f"speech{suffix}"
+    soundfile.write(str(path), np.stack([tone + alias, tone + alias], axis=1), 22050)
+    samples, rate = audio.read_audio(path)
+    assert rate == 22050 and samples.ndim == 1 and abs(len(samples) - 22050) < 2048
+    at_16k, rate = read_audio(path, rate=16000)
+    assert rate == 16000 and abs(len(at_16k) - 16000) < 1500
+    spectrum = np.abs(np.fft.rfft(at_16k[:16000]))
+    # the 440 Hz tone stays; the 9 kHz tone is filtered out, not folded back to 7 kHz
+    assert spectrum[440] > 50 * spectrum[7000]
+    transcript = local.automatic_speech_recognition(path, tiny["automatic-speech-recognition"])
+    assert isinstance(transcript, str)
+
+
+def test_a_sentence_transformers_model_pools_as_its_configuration_says(tmp_path, tiny):
+    """A CLS-pooled model (as BAAI/bge-small-en-v1.5 is) gives its CLS embedding, not the
+    mean over tokens that a plain encoder gets."""
+    import shutil
+
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    plain = tiny["feature-extraction"]
+    cls_model = tmp_path / "tiny-cls-sentence-transformer"
+    shutil.copytree(plain, cls_model)
+    (cls_model / "modules.json").write_text(json.dumps([
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling",
+         "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize",
+         "type": "sentence_transformers.models.Normalize"},
+    ]))
+    (cls_model / "sentence_bert_config.json").write_text(
+        json.dumps({"max_seq_length": 64, "do_lower_case": False}))
+    (cls_model / "1_Pooling").mkdir()
+    (cls_model / "1_Pooling" / "config.json").write_text(json.dumps({
+        "word_embedding_dimension": 32, "pooling_mode_cls_token": True,
+        "pooling_mode_mean_tokens": False, "pooling_mode_max_tokens": False,
+        "pooling_mode_mean_sqrt_len_tokens": False}))
+    (cls_model / "2_Normalize").mkdir()
+
+    sentence = "the cat sat on the mat"
+    tokenizer, encoder = AutoTokenizer.from_pretrained(plain), AutoModel.from_pretrained(plain)
+    with torch.no_grad():
+        hidden = encoder(**tokenizer(sentence, return_tensors="pt")).last_hidden_state[0].numpy()
+    first, mean = hidden[0] / np.linalg.norm(hidden[0]), hidden.mean(0)
+    mean = mean / np.linalg.norm(mean)
+    assert not np.allclose(first, mean, atol=1e-2)  # the two poolings differ on this model
+
+    got = np.array(local.feature_extraction(sentence, str(cls_model)))
+    assert np.allclose(got, first, atol=1e-4)
+    # a plain encoder (no modules.json) is still mean-pooled
+    assert np.allclose(np.array(local.feature_extraction(sentence, plain)), mean, atol=1e-4)
+    other = "a dog runs in the city"
+    with torch.no_grad():
+        second = encoder(**tokenizer(other, return_tensors="pt")).last_hidden_state[0, 0].numpy()
+    expected = float(first @ (second / np.linalg.norm(second)))
+    assert local.sentence_similarity(sentence, other, str(cls_model)) == pytest.approx(
+        expected, abs=1e-4)
 
 
 def test_a_runs_model_bound_holds_for_its_loads_and_leaves_the_process_bound_alone():

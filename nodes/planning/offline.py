@@ -13,7 +13,7 @@ offline.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -157,7 +157,7 @@ def compose(request: str, facts: RequestFacts, bank: PlanBank, *,
             continue
         clause_facts = read_request(clause, [])
         try:
-            step = adapt(example, _merged(clause_facts, facts))[0]
+            step = adapt(example, _fed(_merged(clause_facts, facts), produced))[0]
         except CannotPlanOffline:
             continue
         task_type = get_task_type(str(step["task"]))
@@ -192,6 +192,18 @@ def _merged(clause: RequestFacts, request: RequestFacts) -> RequestFacts:
     )
 
 
+def _fed(facts: RequestFacts, produced: list[set[str]]) -> RequestFacts:
+    """The facts with each file kind that the request does not give but an earlier step
+    makes standing for that step's output ("read it aloud, then transcribe the audio":
+    the audio is the speech made before)."""
+    made = {kind: [f"<GENERATED>-{i}"] for i in range(len(produced))
+            for kind in produced[i] if kind in DATA_KINDS - {"text"}}
+    missing = {kind: refs for kind, refs in made.items() if not facts.files.get(kind)}
+    if not missing:
+        return facts
+    return replace(facts, files={**facts.files, **missing})
+
+
 def _link(step: dict[str, Any], task_type: Any, clause: str, clause_facts: RequestFacts,
           produced: list[set[str]], facts: RequestFacts) -> dict[str, Any]:
     """Feed the step's first data argument from an earlier step when that is meant: text
@@ -206,9 +218,15 @@ def _link(step: dict[str, Any], task_type: Any, clause: str, clause_facts: Reque
                    if kind in produced[i] or (kind == "text" and produced[i] & TEXT_LIKE)),
                   None)
     if source is None or clause_facts.files.get(kind) or clause_facts.quotes:
-        return step
+        return _with_deps(step)
     refers_back = bool(_BACK_REFERENCE.search(clause))
     if kind == "text" or refers_back or not facts.files.get(kind):
         linked = {**step["args"], arg.name: f"<GENERATED>-{source}"}
-        return {**step, "dep": [source], "args": linked}
-    return step
+        return _with_deps({**step, "args": linked})
+    return _with_deps(step)
+
+
+def _with_deps(step: dict[str, Any]) -> dict[str, Any]:
+    """The step depending on exactly the earlier steps its arguments name."""
+    refs = {ref for value in step["args"].values() if (ref := generated_ref(value)) is not None}
+    return {**step, "dep": sorted(refs)}

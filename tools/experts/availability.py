@@ -104,6 +104,18 @@ def model_cards(task: str, catalog: Catalog) -> list[ModelCard]:
     return [c for c in candidate_cards(task, catalog, tools).values() if c is not None]
 
 
+def _specialists(task: str, catalog: Catalog, tools: list[Tool],
+                 models: list[str]) -> list[ModelCard]:
+    """The backend's runnable specialists (cards with ``subjects``), when every model its
+    tools serve is one: then the request's words, not the machine, left it out."""
+    cards = candidate_cards(task, catalog, tools)
+    served = [m for m in models if any(t.serves(task, m) for t in tools)]
+    found = [card for model in served if (card := cards.get(model)) is not None
+             and card.subjects and any(t.serves(task, model) and t.can_run(model)
+                                       for t in tools)]
+    return found if served and len(found) == len(served) else []
+
+
 def explain_unavailable(task: str, catalog: Catalog, mode: str) -> str:
     """Why no model can run ``task`` in this mode, backend by backend."""
     simulated = mode == DRY_RUN_BACKEND  # the simulated experts serve every task type
@@ -124,6 +136,11 @@ def explain_unavailable(task: str, catalog: Catalog, mode: str) -> str:
             found.append(f"{backend}: no tool for {task}")
         elif not models:
             found.append(f"{backend}: no {task} model in the catalog")
+        elif specialists := _specialists(task, catalog, here, models):
+            found.append(f"{backend}: " + "; ".join(
+                f"{c.id} is offered only for requests about {', '.join(c.subjects[:2])} "
+                "and the like"
+                for c in specialists))
         else:
             why = [] if simulated else ["can run now"]
             why += ["writes the target language"] if by_language else []

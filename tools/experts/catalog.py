@@ -46,6 +46,13 @@ class ModelCard(BaseModel):
     providers: list[str] = Field(default_factory=list)
     """The inference providers that serve the model for ``task`` (from the Hub's
     ``inferenceProviderMapping``); empty where unknown."""
+    subjects: list[str] = Field(default_factory=list)
+    """For a specialist (a face detector): the words a request uses for what it serves
+    (``face``, ``people``, ...). Selection offers it only to a subtask whose request says
+    one of them; empty for a general model."""
+    limits: str = ""
+    """Where the model's output falls short (a robotic voice, a small vocabulary): the
+    response tells the user whenever the model ran."""
 
 
 class Catalog:

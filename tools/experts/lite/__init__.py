@@ -16,6 +16,15 @@ Registered here:
 - ``summarization``: ``lite/summa-textrank`` (extractive TextRank).
 - ``zero-shot-classification``: ``lite/minilm-zero-shot`` (embedding similarity).
 - ``sentence-similarity`` and ``feature-extraction``: all-MiniLM-L6-v2.
+- ``text-to-speech``: ``lite/espeak-ng`` (eSpeak NG through ctypes, :mod:`.espeak`; about
+  100 languages, a robotic voice).
+- ``automatic-speech-recognition``: ``lite/pocketsphinx-en-us`` (PocketSphinx, US English,
+  many misheard words).
+- ``object-detection``: ``lite/opencv-haar-faces`` (faces only, and offered only for
+  requests about faces or people: its card's ``subjects``).
+
+The cards of the engines whose quality is limited say so in ``limits``, and the response
+passes it on whenever they ran.
 
 No keyword extractor is offered for ``token-classification``: that task type promises
 named entities or token labels, and in ``lite`` mode a keyword extractor would be the
@@ -32,16 +41,21 @@ from typing import Any
 
 from hugginggpt.tools.experts.catalog import ModelCard
 from hugginggpt.tools.experts.lite.engines import (
+    ESPEAK,
+    HAAR_FACES,
     LANGDETECT,
     LITE_BACKEND,
     MINILM,
     MINILM_ZERO_SHOT,
     OCR_LOOKUP,
+    POCKETSPHINX,
     RAPIDOCR,
     TEXTRANK,
     VADER,
     minilm,
 )
+from hugginggpt.tools.experts.lite.faces import FACE_SUBJECTS, detect_faces
+from hugginggpt.tools.experts.lite.speech import automatic_speech_recognition, text_to_speech
 from hugginggpt.tools.experts.lite.tools import (
     SUMMA_LANGUAGES,
     detect_language,
@@ -56,7 +70,7 @@ from hugginggpt.tools.experts.lite.tools import (
 from hugginggpt.tools.experts.registry import register_tool
 
 __all__ = ["LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "LANGDETECT",
-           "TEXTRANK", "MINILM_ZERO_SHOT", "minilm"]
+           "TEXTRANK", "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES", "minilm"]
 
 
 def _register(
@@ -69,12 +83,14 @@ def _register(
     languages: list[str],
     size_mb: float,
     latency_s: float,
+    limits: str = "",
+    subjects: tuple[str, ...] = (),
 ) -> None:
     """Register ``fn`` on the lite backend with the card that explains the engine."""
     card = ModelCard(
         id=model, task=task, description=description, license=license,
         languages=languages, size_mb=size_mb, expected_latency_s=latency_s,
-        downloads=0, likes=0,
+        downloads=0, likes=0, limits=limits, subjects=list(subjects),
     )
     register_tool(fn, task, backend=LITE_BACKEND, models=[model], cards=[card])
 
@@ -146,4 +162,41 @@ _register(
     "(-1..1), not probabilities, and do not sum to 1; weaker than an NLI model on subtle "
     "labels. English; only the first 256 word pieces of the text count.",
     license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05,
+)
+_register(
+    text_to_speech, "text-to-speech", ESPEAK,
+    "Text to speech with eSpeak NG (formant synthesis; libespeak-ng and its voice data "
+    "ship in the espeakng-loader package): reads a text aloud in about 100 languages, the "
+    "voice chosen from the text's language (langdetect; US English when it cannot tell), "
+    "as a 22 kHz mono WAV. Intelligible but robotic, flat intonation; foreign names and "
+    "mixed-language text are mispronounced.",
+    license="gpl-3.0", languages=["multilingual"], size_mb=20, latency_s=0.2,
+    limits="eSpeak NG is a formant synthesiser: its voice is intelligible but robotic, "
+           "with flat intonation.",
+)
+_register(
+    automatic_speech_recognition, "automatic-speech-recognition", POCKETSPHINX,
+    "Speech recognition with CMU PocketSphinx (HMM acoustic model, trigram language "
+    "model and dictionary for US English, shipped in the pocketsphinx package): "
+    "transcribes WAV, FLAC, OGG or MP3 recordings as lower-case words without "
+    "punctuation. US English only; a small, older model: on eSpeak's synthetic voice "
+    "more than half of the words come back wrong (WER 0.57, benchmarks/speech_wer.py); "
+    "names, rare words, noise, accents and fast speech are hard for it.",
+    license="bsd-2-clause", languages=["en"], size_mb=39, latency_s=2.0,
+    limits="PocketSphinx is a small, older US-English recogniser: expect misheard words "
+           "even on clear speech (a word error rate of 0.57 on eSpeak's voice), no "
+           "punctuation, and no other languages.",
+)
+_register(
+    detect_faces, "object-detection", HAAR_FACES,
+    "Face detection only: OpenCV's frontal-face Haar cascade (Viola-Jones; the cascade "
+    "ships in the opencv-python package) boxes the upright faces seen from the front, "
+    "each labelled 'face', and draws the boxes on the image. Offered only for requests "
+    "about faces or people; finds no other object, and misses faces in profile, tilted, "
+    "small or partly hidden.",
+    license="bsd-3-clause", languages=["multilingual"], size_mb=1, latency_s=0.3,
+    limits="A Haar cascade finds frontal faces only (no profiles, bodies or other "
+           "objects), misses small or tilted ones and can take a texture for a face; its "
+           "scores are not probabilities.",
+    subjects=FACE_SUBJECTS,
 )

@@ -1,8 +1,9 @@
 """The lite engines: models that ship inside PyPI packages, loaded once per process.
 
 Every engine is loaded on first use, even when threads race to it; importing this
-module loads nothing. Besides the tools (:mod:`.tools`), model selection and the
-example bank use MiniLM embeddings (:func:`embed`) and langdetect (:func:`language_of`).
+module loads nothing. Besides the tools (:mod:`.tools`, :mod:`.speech` for eSpeak NG and
+PocketSphinx, :mod:`.faces` for OpenCV's face cascade), model selection and the example
+bank use MiniLM embeddings (:func:`embed`) and langdetect (:func:`language_of`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from hugginggpt.tools.errors import ToolExecutionError
 from hugginggpt.tools.threads import loading_model
 
 __all__ = [
     "LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "LANGDETECT", "TEXTRANK",
-    "MINILM_ZERO_SHOT", "load_once", "minilm", "ocr_engine", "vader", "language_detector",
-    "textrank", "embed", "language_of", "OCR_LOCK", "SUMMA_LOCK",
+    "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES", "load_once", "minilm",
+    "ocr_engine", "vader", "language_detector", "textrank", "espeak", "sphinx",
+    "face_cascade", "embed", "language_of", "OCR_LOCK", "SUMMA_LOCK", "SPHINX_LOCK",
+    "FACE_LOCK", "SPHINX_RATE",
 ]
 
 T = TypeVar("T")
@@ -32,6 +36,11 @@ VADER = "lite/vader-sentiment"
 LANGDETECT = "lite/langdetect"
 TEXTRANK = "lite/summa-textrank"
 MINILM_ZERO_SHOT = "lite/minilm-zero-shot"
+ESPEAK = "lite/espeak-ng"
+POCKETSPHINX = "lite/pocketsphinx-en-us"
+HAAR_FACES = "lite/opencv-haar-faces"
+SPHINX_RATE = 16_000
+"""PocketSphinx's en-us acoustic model was trained on 16 kHz audio."""
 
 
 def load_once(load: Callable[[], T]) -> Callable[[], T]:
@@ -106,6 +115,53 @@ def textrank() -> Any:
     from summa import summarizer
 
     return summarizer
+
+
+@load_once
+def espeak() -> Any:
+    """The process-wide eSpeak NG synthesiser, on the ``libespeak-ng.so`` and voice data
+    that ``espeakng-loader`` ships (loading takes about 10 ms)."""
+    import espeakng_loader
+
+    from hugginggpt.tools.experts.lite.espeak import ESpeak
+
+    return ESpeak(str(espeakng_loader.get_library_path()),
+                  str(espeakng_loader.get_data_path()))
+
+
+@load_once
+def sphinx() -> Any:
+    """The process-wide PocketSphinx decoder with the wheel's en-us acoustic model,
+    language model and dictionary (about 1.5 s to load; 60 MB in memory).
+
+    Batch cepstral mean normalisation: a whole recording is decoded at once, and the
+    live estimate, which starts from a guess, garbles the first words of a short one.
+    """
+    from pocketsphinx import Decoder
+
+    return Decoder(samprate=SPHINX_RATE, loglevel="FATAL", cmn="batch")
+
+
+SPHINX_LOCK = threading.Lock()
+"""A PocketSphinx decoder decodes one utterance at a time."""
+
+
+@load_once
+def face_cascade() -> Any:
+    """OpenCV's frontal-face Haar cascade (Viola-Jones), from the data that the
+    opencv-python wheel ships."""
+    import cv2
+    from cv2.data import haarcascades  # type: ignore[import-not-found]
+
+    path = f"{haarcascades}haarcascade_frontalface_default.xml"
+    cascade = cv2.CascadeClassifier(path)
+    if cascade.empty():
+        raise ToolExecutionError(f"OpenCV could not read its face cascade {path}")
+    return cascade
+
+
+FACE_LOCK = threading.Lock()
+"""OpenCV's CascadeClassifier is not safe to share between threads at once."""
 
 
 _embed_lock = threading.Lock()

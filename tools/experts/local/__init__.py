@@ -17,7 +17,7 @@ torch nor transformers.
 
 The package is split along its seams, so that each part can be read on its own:
 :mod:`.cache` is the LRU itself, :mod:`.models` loads and runs models through it,
-:mod:`.audio` reads WAV input, :mod:`.outputs` holds the bounds every adapter shares, and
+:mod:`.audio` reads recordings, :mod:`.outputs` holds the bounds every adapter shares, and
 :mod:`.text`, :mod:`.vision` and :mod:`.speech` are the adapters by modality. This module
 says which models are available, registers the adapters as the backend's tools and
 re-exports the backend's public names. Imports go one way only: this module -> the
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, ModelCard, load_catalog
-from hugginggpt.tools.experts.local.audio import read_wav
+from hugginggpt.tools.experts.local.audio import read_audio, read_wav
 from hugginggpt.tools.experts.local.models import (
     DEFAULT_MAX_LOADED,
     LOAD_LOCK,
@@ -87,6 +87,7 @@ __all__ = [
     "clear_loaded",
     "load",
     "device_and_dtype",
+    "read_audio",
     "read_wav",
 ]
 

@@ -2,7 +2,8 @@
 
 Models load lazily and only from local files (a model directory, or a hub id already in
 the Hugging Face cache): a pipeline where transformers 5 still has one for the task, else
-the model's auto class with its tokenizer or processor (a :class:`_Bundle`). Code shipped
+the model's auto class with its tokenizer or processor (a :class:`_Bundle`), or, for
+embeddings from a sentence-transformers model, a ``SentenceTransformer``. Code shipped
 with a model runs only when the run's catalog card says ``trust_remote_code``. Every load
 goes through :data:`_CACHE`, bounded by the run's ``max_loaded_models``, and holds
 :data:`LOAD_LOCK`; :func:`_running` is how an adapter uses a model: held exclusively, never
@@ -62,6 +63,9 @@ _PIPELINE_TASKS = {
     "text-to-speech": "text-to-audio",
 }
 """Our task type -> the transformers 5 pipeline that runs it."""
+_EMBEDDING_TASKS = ("feature-extraction", "sentence-similarity")
+"""Tasks that load a sentence-transformers model (a ``modules.json``) with
+``SentenceTransformer`` rather than a pipeline."""
 _MODEL_CLASSES = {
     **dict.fromkeys(_SEQ2SEQ_TASKS, "AutoModelForSeq2SeqLM"),
     "question-answering": "AutoModelForQuestionAnswering",
@@ -159,6 +163,8 @@ def _load_uncached(task: str, model_id: str) -> Any:
     path = _local_path(model_id)
     import transformers as tf
 
+    if task in _EMBEDDING_TASKS and (Path(path) / "modules.json").is_file():
+        return _sentence_transformer(path, device, dtype, trust)
     if task in _PIPELINE_TASKS:
         # A local directory: the pipeline reads files only (it forwards a
         # ``local_files_only`` argument to pipeline classes that reject it).
@@ -179,6 +185,15 @@ def _load_uncached(task: str, model_id: str) -> Any:
     if task == "image-to-text":
         return _Bundle(model, tokenizer, tf.AutoImageProcessor.from_pretrained(path, **options))
     return _Bundle(model, tokenizer)
+
+
+def _sentence_transformer(path: str, device: str, dtype: Any, trust: bool) -> Any:
+    """A sentence-transformers model as its ``modules.json`` composes it (its own pooling:
+    CLS for BGE, mean for MiniLM; a Normalize or Dense layer where it has one)."""
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(path, device=device, trust_remote_code=trust,
+                               local_files_only=True, model_kwargs={"dtype": dtype})
 
 
 def load(task: str, model_id: str) -> Any:

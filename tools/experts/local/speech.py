@@ -1,17 +1,17 @@
 """The local backend's speech and audio tools: speech recognition, audio classification
 and text to speech, all through transformers pipelines.
 
-Recordings come in as PCM WAV (see :mod:`.audio`); speech goes out as a 16-bit mono WAV
-in the run's artifact store.
+Recordings come in as WAV, FLAC, OGG or MP3 (see :mod:`.audio`); speech goes out as a
+16-bit mono WAV in the run's artifact store.
 """
 
 from __future__ import annotations
 
-import wave
 from pathlib import Path
 from typing import Any
 
-from hugginggpt.tools.experts.local.audio import _audio_input, read_wav
+from hugginggpt.tools.audio import read_audio, write_wav
+from hugginggpt.tools.experts.local.audio import _audio_input
 from hugginggpt.tools.experts.local.models import _running
 from hugginggpt.tools.experts.local.outputs import MAX_TOP_K, _labels
 from hugginggpt.tools.experts.registry import ToolContext
@@ -20,8 +20,8 @@ __all__ = ["automatic_speech_recognition", "audio_classification", "text_to_spee
 
 
 def automatic_speech_recognition(audio: Path, model: str) -> str:
-    """The transcript of a WAV recording."""
-    recording = read_wav(audio)
+    """The transcript of a recording."""
+    recording = read_audio(audio)
     with _running("automatic-speech-recognition", model) as pipe:
         inputs = _audio_input(pipe, recording)
         long = len(inputs["raw"]) > 30 * inputs["sampling_rate"]
@@ -30,24 +30,16 @@ def automatic_speech_recognition(audio: Path, model: str) -> str:
 
 
 def audio_classification(audio: Path, model: str) -> list[dict[str, Any]]:
-    """What a WAV recording contains (a keyword, a sound, a language), best first."""
-    recording = read_wav(audio)
+    """What a recording contains (a keyword, a sound, a language), best first."""
+    recording = read_audio(audio)
     with _running("audio-classification", model) as pipe:
         return _labels(pipe(_audio_input(pipe, recording), top_k=MAX_TOP_K))
 
 
 def text_to_speech(text: str, model: str, ctx: ToolContext) -> Path:
     """The text read aloud, as a 16-bit mono WAV file."""
-    import numpy as np
-
     with _running("text-to-speech", model) as pipe:
         out = pipe(text)
-    samples = np.clip(np.asarray(out["audio"], dtype=np.float32).reshape(-1), -1.0, 1.0)
     _, path = ctx.artifacts.new_path(".wav")
-    with wave.open(str(path), "wb") as wav:
-        wav.setnchannels(1)
-        wav.setsampwidth(2)
-        wav.setframerate(int(out["sampling_rate"]))
-        wav.writeframes((samples * 32767).astype("<i2").tobytes())
-    return path
+    return write_wav(path, out["audio"], int(out["sampling_rate"]))
 

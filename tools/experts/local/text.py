@@ -2,9 +2,11 @@
 sequence-to-sequence (summarization, translation, text2text) and extractive question
 answering.
 
-Classification, tagging, generation and embeddings run transformers pipelines; the
-sequence-to-sequence tasks and question answering, whose pipelines transformers 5
-removed, call the model class directly (see :class:`~.models._Bundle`).
+Classification, tagging, generation and embeddings run transformers pipelines
+(embeddings from a sentence-transformers model run ``SentenceTransformer``, which pools
+as the model says); the sequence-to-sequence tasks and question answering, whose
+pipelines transformers 5 removed, call the model class directly (see
+:class:`~.models._Bundle`).
 """
 
 from __future__ import annotations
@@ -97,22 +99,29 @@ def conversational(text: str, model: str) -> str:
 
 
 def _embedding(text: str, model: str, task: str) -> Any:
+    """The L2-normalised embedding of a text: a sentence-transformers model pools as its
+    own configuration says (CLS, mean, ...); a plain encoder's last hidden state is
+    mean-pooled over tokens."""
     import numpy as np
+    from sentence_transformers import SentenceTransformer
 
-    with _running(task, model) as pipe:
-        hidden = np.asarray(pipe(text, truncation=True), dtype=np.float32)
+    with _running(task, model) as encoder:
+        if isinstance(encoder, SentenceTransformer):
+            return np.asarray(encoder.encode(text, normalize_embeddings=True), dtype=np.float32)
+        hidden = np.asarray(encoder(text, truncation=True), dtype=np.float32)
     vector = hidden.reshape(-1, hidden.shape[-1]).mean(axis=0)  # mean over tokens
     norm = float(np.linalg.norm(vector))
     return vector / norm if norm > 0 else vector
 
 
 def feature_extraction(text: str, model: str) -> list[float]:
-    """The mean-pooled, L2-normalised last hidden state of a text."""
+    """The L2-normalised embedding of a text (pooled as a sentence-transformers model
+    says; mean-pooled for a plain encoder)."""
     return [float(v) for v in _embedding(text, model, "feature-extraction")]
 
 
 def sentence_similarity(text: str, text2: str, model: str) -> float:
-    """Cosine similarity of the two texts' mean-pooled embeddings."""
+    """Cosine similarity of the two texts' embeddings."""
     first = _embedding(text, model, "sentence-similarity")
     second = _embedding(text2, model, "sentence-similarity")
     return float(first @ second)

@@ -1,0 +1,147 @@
+"""The lite speech tools: text to speech with eSpeak NG, speech recognition with
+PocketSphinx, both offline on the data their wheels ship.
+
+eSpeak NG is a formant synthesiser: intelligible in about 100 languages, and robotic.
+The voice follows the text's language (langdetect); English is read in US English, the
+accent the recogniser knows. PocketSphinx is a 2010s HMM recogniser for US English with
+a general trigram language model: on eSpeak's voice it gets some sentences word for word
+and garbles others (``benchmarks/speech_wer.py`` measures it), and names, accents, noise
+and other languages are beyond it.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from hugginggpt.tools.audio import read_audio, resample, write_wav
+from hugginggpt.tools.errors import ToolExecutionError
+from hugginggpt.tools.experts.lite.engines import (
+    ESPEAK,
+    POCKETSPHINX,
+    SPHINX_LOCK,
+    SPHINX_RATE,
+    espeak,
+    language_of,
+    sphinx,
+)
+from hugginggpt.tools.experts.lite.espeak import Voice
+from hugginggpt.tools.experts.registry import ToolContext
+
+__all__ = ["MAX_SPEECH_CHARS", "WORDS_PER_MINUTE", "VOICE_VARIANT", "voice_for", "speak",
+           "text_to_speech", "transcribe", "automatic_speech_recognition"]
+
+MAX_SPEECH_CHARS = 5000
+"""Longest text read aloud: about six minutes of speech, within what speech recognition
+reads back (:data:`hugginggpt.tools.audio.MAX_AUDIO_S`)."""
+WORDS_PER_MINUTE = 140
+"""Slower than eSpeak's 175: easier to follow, and to recognise."""
+VOICE_VARIANT = "klatt4"
+"""One of eSpeak's Klatt-synthesiser variants: less buzzy than the default voice, and
+PocketSphinx recognises it far better (benchmarks/speech_wer.py; of the six Klatt
+variants at 140 words a minute, klatt3 and klatt4 had the fewest word errors)."""
+DEFAULT_LANGUAGE = "en-us"
+_PAD_S = 0.2
+"""Silence put around a recording before decoding: speech that starts at the first sample
+loses its first phone."""
+_SILENCE = 1e-3
+"""A recording whose loudest sample is below this (-60 dBFS) holds no speech."""
+_SEGMENT_ABOVE_S = 20.0
+"""Longer recordings are cut at pauses (PocketSphinx's voice activity detector) and decoded
+piece by piece: one utterance of minutes makes the search slow and the guesses worse."""
+
+
+def voice_for(text: str, language: str | None = None) -> Voice:
+    """The eSpeak NG voice for ``language`` (default: the text's language by langdetect,
+    else US English); English is read in US English, the accent PocketSphinx knows.
+
+    Raises:
+        ToolExecutionError: eSpeak has no voice for the language nor for English.
+    """
+    engine = espeak()
+    code = language or language_of(text) or DEFAULT_LANGUAGE
+    code = DEFAULT_LANGUAGE if code == "en" else code
+    voice = engine.voice_for(code) or engine.voice_for(DEFAULT_LANGUAGE)
+    if voice is None:
+        raise ToolExecutionError(f"{ESPEAK}: no voice for {code!r}, nor for English")
+    return voice
+
+
+def speak(text: str, language: str | None = None) -> tuple[Any, int]:
+    """``text`` read by eSpeak NG in ``language`` (default: the text's own, else US
+    English), as float32 samples in [-1, 1] and their rate.
+
+    Raises:
+        ToolExecutionError: the text is empty, too long or has nothing to pronounce.
+    """
+    if not text.strip():
+        raise ToolExecutionError(f"{ESPEAK}: the text is empty")
+    if len(text) > MAX_SPEECH_CHARS:
+        raise ToolExecutionError(
+            f"{ESPEAK}: the text has {len(text)} characters, more than {MAX_SPEECH_CHARS}")
+    engine = espeak()
+    voice = voice_for(text, language)
+    samples = engine.synthesize(text, voice, WORDS_PER_MINUTE, VOICE_VARIANT)
+    if len(samples) == 0:
+        raise ToolExecutionError(f"{ESPEAK}: nothing to pronounce in {text[:60]!r}")
+    return samples.astype("float32") / 32768.0, engine.rate
+
+
+def text_to_speech(text: str, ctx: ToolContext) -> Path:
+    """The text read aloud by eSpeak NG, in the voice of its language, as a 16-bit
+    mono WAV file."""
+    samples, rate = speak(text)
+    _, path = ctx.artifacts.new_path(".wav")
+    return write_wav(path, samples, rate)
+
+
+def _utterances(pcm: bytes) -> list[bytes]:
+    """The recording as PocketSphinx decodes it: whole when short, else cut at pauses."""
+    if len(pcm) <= _SEGMENT_ABOVE_S * SPHINX_RATE * 2:
+        return [pcm]
+    from pocketsphinx import Segmenter
+
+    pieces = [segment.pcm for segment in Segmenter(sample_rate=SPHINX_RATE).segment(
+        io.BytesIO(pcm))]
+    return pieces or [pcm]
+
+
+def transcribe(samples: Any, rate: int) -> str:
+    """What PocketSphinx hears in mono float32 ``samples`` at ``rate`` Hz (lower-case
+    words, no punctuation); an empty string when it hears no word."""
+    import numpy as np
+
+    audio = np.asarray(resample(np.asarray(samples, dtype=np.float32), rate, SPHINX_RATE))
+    if audio.size == 0 or float(np.abs(audio).max()) < _SILENCE:
+        return ""  # the decoder "hears" words in digital silence
+    pad = np.zeros(int(_PAD_S * SPHINX_RATE), dtype=np.float32)
+    padded = np.concatenate([pad, audio, pad])
+    pcm = (np.clip(padded, -1.0, 1.0) * 32767).astype("<i2").tobytes()
+    decoder = sphinx()
+    words: list[str] = []
+    with SPHINX_LOCK:
+        for piece in _utterances(pcm):
+            decoder.start_utt()
+            decoder.process_raw(piece, full_utt=True)
+            decoder.end_utt()
+            hypothesis = decoder.hyp()
+            if hypothesis is not None and hypothesis.hypstr.strip():
+                words.append(hypothesis.hypstr.strip())
+    return " ".join(words)
+
+
+def automatic_speech_recognition(audio: Path) -> str:
+    """The words PocketSphinx hears in a recording (WAV, FLAC, OGG or MP3), US English.
+
+    Raises:
+        ToolExecutionError: the file is not readable audio, or no word was heard (an
+            empty transcript would pass silence on to the steps that read it).
+    """
+    samples, rate = read_audio(Path(audio), rate=SPHINX_RATE)
+    text = transcribe(samples, rate)
+    if not text:
+        raise ToolExecutionError(
+            f"{POCKETSPHINX} heard no words in {Path(audio).name} (it recognises US "
+            "English speech only)")
+    return text
