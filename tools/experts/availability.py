@@ -9,15 +9,27 @@ from __future__ import annotations
 
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
+from hugginggpt.tools.experts.llm import LLM_BACKEND, unavailable_reason
 from hugginggpt.tools.experts.registry import ANY_TASK, Tool, registered_tools
 from hugginggpt.tools.experts.tasks import get_task_type
 
 __all__ = ["HYBRID_ORDER", "MODES", "check_backend", "backend_order", "candidate_cards",
            "model_cards", "explain_unavailable", "availability"]
 
-HYBRID_ORDER: tuple[str, ...] = ("local", "hf-inference", "lite")
-"""The default preference of ``auto``/``hybrid``: models on this machine, then Hugging
-Face endpoints, then the lite engines; backends that plugins add come last."""
+HYBRID_ORDER: tuple[str, ...] = ("local", "hf-inference", "llm", "lite")
+"""The default preference of ``auto``/``hybrid``; backends that plugins add come last.
+
+- ``local`` first: models on this machine cost nothing per call and keep the data here.
+- ``hf-inference`` next: a Hugging Face model made for the task type, which is what
+  HuggingGPT is for.
+- ``llm`` (the controller LLM doing a text task itself) after the dedicated experts:
+  each of its calls spends the run's LLM budget, which the planner and the responder
+  need too, and a model made for the task is the better tool where one can run.
+- ``lite`` last: where it overlaps with ``llm`` its engines are stand-ins (an extractive
+  TextRank summary, VADER's lexicon sentiment, zero-shot by embedding cosine), which an
+  LLM does better; ``lite`` stays the offline last resort, and the fallback when the
+  LLM fails or the budget is spent. (It serves OCR, embeddings and similarity, which
+  ``llm`` does not, so the order costs it nothing there.)"""
 
 
 MODES = ("auto", "hybrid")
@@ -92,6 +104,8 @@ def explain_unavailable(task: str, catalog: Catalog, mode: str) -> str:
             reasons.append(f"{backend}: no tool for {task}")
         elif not models:
             reasons.append(f"{backend}: no {task} model in the catalog")
+        elif backend == LLM_BACKEND and (unavailable := unavailable_reason()):
+            reasons.append(f"{backend}: {unavailable}")
         else:
             why = [] if simulated else ["can run now"]
             why += ["writes the target language"] if by_language else []
