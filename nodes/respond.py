@@ -73,6 +73,8 @@ def results_digest(state: State) -> str:
             if result.model and selection and result.model != selection.model:
                 lines.append(f"  ran on fallback model {result.model} ({result.backend})")
             lines.append(f"  status: done in {result.latency_s:.2f}s, {result.attempts} attempt(s)")
+            if result.endpoint:
+                lines.append(f"  answered by the LLM endpoint {result.endpoint}")
             for name, value in result.outputs.items():
                 lines.append(f"  output {name}: {_show(value)}")
         else:

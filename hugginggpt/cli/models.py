@@ -14,6 +14,7 @@ from hugginggpt.graph.context import Context
 from hugginggpt.tools.experts.availability import availability, model_cards
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
 from hugginggpt.tools.experts.hub import HubUnavailableError, refresh_catalog, write_catalog
+from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
 
 __all__ = ["add_parser"]
@@ -63,10 +64,11 @@ def _models(args: argparse.Namespace) -> int:
               f"to {output}", file=sys.stderr)
         return EXIT_OK
 
-    rows = [
-        {**card.model_dump(), "available": availability(task, card.id)}
-        for task in task_names for card in model_cards(task, catalog)
-    ]
+    with run_settings(Context().backend_settings()):  # as a run with these settings sees it
+        rows = [
+            {**card.model_dump(), "available": availability(task, card.id)}
+            for task in task_names for card in model_cards(task, catalog)
+        ]
     if args.json:
         print(json.dumps(rows, indent=2))
         return EXIT_OK
