@@ -313,3 +313,14 @@ def test_an_overlong_text_is_refused_before_any_call(compiled, make_context, llm
                                      backend="llm"))
     assert "more than the 40000 it sends to an LLM" in out["results"][0].error
     assert llm_server.calls("expert") == []
+
+
+def test_an_expert_call_has_the_llm_timeout(compiled, make_context, llm_server):
+    llm_server.script("expert", {"content": "too late", "delay": 3})
+    out = run(compiled, make_context(plan=[_sub(0, "conversational", text="hello")],
+                                     backend="llm", llm_timeout_s=0.3))
+    result = out["results"][0]
+    assert result.status == "failed" and result.attempts == 1
+    assert "the LLM expert failed" in result.error
+    assert "did not answer in time; raise HUGGINGGPT_LLM_TIMEOUT" in result.error
+    assert out["llm_calls"][0].role == "expert" and not out["llm_calls"][0].ok
