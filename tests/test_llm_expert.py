@@ -7,11 +7,17 @@ suffices, an end-to-end plan, and a replay."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hugginggpt.cli import main
+from hugginggpt.graph.checkpoint import open_checkpointer
 from hugginggpt.graph.context import Context
 from hugginggpt.nodes.ranking import rank_candidates
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
@@ -19,6 +25,7 @@ from hugginggpt.tools.experts.llm import LLM_EXPERT
 from hugginggpt.tools.experts.registry import run_settings
 from tests.conftest import run
 from tests.llm_server import ScriptedLLMServer
+from tests.test_resume import _wait_for
 
 
 def _sub(i: int, task: str, dep: list[int] | None = None, **args: str) -> dict[str, Any]:
@@ -127,8 +134,9 @@ def test_the_budget_bounds_the_expert_and_names_the_limit(compiled, make_context
         _sub(0, "summarization", text=TEXT),
         _sub(1, "translation", [0], text="<GENERATED>-0", tgt_lang="fr")]}})
     llm_server.script("expert", {"content": "Lovelace wrote the first algorithm."})
-    out = run(compiled, make_context(backend="llm", max_llm_calls=2),
-              "Summarize this text and translate the summary to French")
+    # one clause and no examples: nothing for the planner or the ranking to embed
+    out = run(compiled, make_context(backend="llm", max_llm_calls=2, few_shot=0),
+              "A French summary of this text, please")
     summary, translation = out["results"][0], out["results"][1]
     assert summary.status == "done" and translation.status == "failed"
     assert translation.attempt_log[0].error_type == "LLMBudgetError"
@@ -233,7 +241,7 @@ def test_summarize_then_translate_to_french_end_to_end(compiled, make_context, l
     llm_server.script("expert", {"content": "Lovelace wrote the first algorithm."},
                       {"content": "Lovelace a écrit le premier algorithme."})
     llm_server.script("responder", {"content": "Résumé traduit."})
-    out = run(compiled, make_context(), request)  # backend auto
+    out = run(compiled, make_context(few_shot=0), request)  # backend auto
     assert out["status"] == "completed"
     assert [(r.backend, r.model) for r in out["results"].values()] == [("llm", LLM_EXPERT)] * 2
     assert out["results"][1].outputs == {"text": "Lovelace a écrit le premier algorithme."}
@@ -270,6 +278,8 @@ def test_a_run_with_the_llm_expert_replays_without_the_server(capsys, workspace,
                           "--workspace", str(workspace))
     recorded = json.loads(out)
     assert code == 0 and recorded["status"] == "completed", err
+    assert recorded["usage"]["by_role"] == {"expert": 2, "responder": 1, "planner": 1}
+    assert recorded["results"]["1"]["endpoint"] == f"scripted @ {llm_server.url}"
     llm_server.stop()  # from here on, any LLM call would fail
 
     code, out, err = _cli(capsys, "replay", "--thread", "rec", "--workspace", str(workspace),
@@ -324,3 +334,69 @@ def test_an_expert_call_has_the_llm_timeout(compiled, make_context, llm_server):
     assert "the LLM expert failed" in result.error
     assert "did not answer in time; raise HUGGINGGPT_LLM_TIMEOUT" in result.error
     assert out["llm_calls"][0].role == "expert" and not out["llm_calls"][0].ok
+
+
+SLOW_PLUGIN = '''
+import os, time
+from pathlib import Path
+from hugginggpt.tools.experts import register_tool
+
+LOG = Path(os.environ["CRASH_LOG"])
+
+def slow_similarity(text: str, text2: str) -> float:
+    """The first time, logs its start and sleeps until the test kills the run."""
+    if not LOG.exists():
+        LOG.write_text("start")
+        time.sleep(60)
+    return 0.5
+
+register_tool(slow_similarity, "sentence-similarity", backend="crash", models=["crash/slow"])
+'''
+
+
+def test_expert_calls_before_a_crash_are_kept_by_the_resumed_run(tmp_path, llm_server):
+    """The expert's calls travel with its checkpointed result: after SIGKILL, the resumed
+    run neither asks the LLM again for the finished subtask nor loses its record."""
+    (tmp_path / "crashplugin.py").write_text(SLOW_PLUGIN)
+    plan = {"subtasks": [_sub(0, "translation", text="hello", tgt_lang="fr"),
+                         _sub(1, "sentence-similarity", text="a", text2="b")]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    log, workspace = tmp_path / "started", tmp_path / "ws"
+    env = {**os.environ, "CRASH_LOG": str(log), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path.cwd())])}
+    llm_server.script("expert", {"content": "bonjour"})
+
+    def cli(*args: str) -> list[str]:
+        return [sys.executable, "-m", "hugginggpt.cli", *args, "--workspace", str(workspace)]
+
+    def translation_saved() -> bool:
+        path = workspace / "checkpoints.sqlite"
+        if not path.exists():
+            return False
+        with open_checkpointer(f"sqlite:///{path}") as saver:
+            found = saver.get_tuple({"configurable": {"thread_id": "crash"}})
+        return any(isinstance(v, dict) and v.get("id") == 0 and v.get("status") == "done"
+                   for _, _, v in (found.pending_writes if found else []))
+
+    proc = subprocess.Popen(cli("run", "translate hello", "--plan", str(tmp_path / "plan.json"),
+                                "--backend", "llm,crash", "--plugin", "crashplugin",
+                                "--llm", "scripted", "--llm-base-url", llm_server.url,
+                                "--thread", "crash"),
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(lambda: log.exists() and translation_saved(), timeout=120)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert len(llm_server.calls("expert")) == 1
+
+    resumed = subprocess.run(cli("resume", "--thread", "crash", "--json"), env=env,
+                             capture_output=True, text=True, timeout=180)
+    doc = json.loads(resumed.stdout)
+    assert doc["results"]["0"]["outputs"] == {"text": "bonjour"}
+    assert doc["results"]["0"]["endpoint"] == f"scripted @ {llm_server.url}"
+    assert doc["status"] == "completed", resumed.stderr
+    assert len(llm_server.calls("expert")) == 1  # not asked again
+    assert [c["role"] for c in doc["llm_calls"]].count("expert") == 1  # nor forgotten
