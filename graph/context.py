@@ -42,7 +42,9 @@ from hugginggpt.tools.experts.availability import check_backend
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
 from hugginggpt.tools.experts.faults import FaultSpec
 from hugginggpt.tools.experts.hf_inference import HF_INFERENCE_BACKEND
+from hugginggpt.tools.experts.llm import LLM_BACKEND
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
+from hugginggpt.tools.llm.expert import expert_settings
 from hugginggpt.tools.llm.settings import StructuredOutputMethod
 from hugginggpt.tools.redact import redact
 
@@ -161,9 +163,10 @@ class Context:
 
     backend: Backend = _env_factory("HUGGINGGPT_BACKEND", default="auto")
     """Inference mode: ``auto``/``hybrid`` (every real backend, preferring local, then
-    hf-inference, then lite), ``dry-run`` (simulated experts), one backend (``local``,
-    ``hf-inference``, ``lite``, or one a plugin registers), or a comma-separated order
-    of backends such as ``lite,hf-inference``."""
+    hf-inference, then the controller LLM for text tasks (``llm``), then lite),
+    ``dry-run`` (simulated experts), one backend (``local``, ``hf-inference``, ``llm``,
+    ``lite``, or one a plugin registers), or a comma-separated order of backends such
+    as ``llm,local`` (a backend left out is never used)."""
     dry_run_latency_scale: NonNegative = _env_factory("HUGGINGGPT_DRY_RUN_SCALE", default=1.0)
     plan: PlanItems | None = None
     """A fixed plan (HuggingGPT format: a list of subtasks, or ``{"subtasks": [...]}``)
@@ -251,7 +254,8 @@ class Context:
         """Per-backend settings handed to tools for this run (see
         :func:`hugginggpt.tools.experts.registry.run_settings`): hf-inference's endpoints,
         provider, timeout and billed organisation; the local backend's catalog and model
-        bound; the faults the simulated experts inject."""
+        bound; whether this run's LLM can be the ``llm`` backend's expert, and on which
+        endpoints; the faults the simulated experts inject."""
         hf: dict[str, Any] = {"endpoints": dict(self.hf_endpoints),
                               "provider": self.hf_provider, "timeout_s": self.hf_timeout_s,
                               "bill_to": self.hf_bill_to}
@@ -259,7 +263,7 @@ class Context:
         if self.catalog:
             local["catalog"] = self.catalog
         settings = {HF_INFERENCE_BACKEND: {k: v for k, v in hf.items() if v},
-                    LOCAL_BACKEND: local}
+                    LOCAL_BACKEND: local, LLM_BACKEND: expert_settings(self)}
         if self.dry_run_faults:
             settings[DRY_RUN_BACKEND] = {"faults": self.dry_run_faults}
         return settings

@@ -147,6 +147,9 @@ class SubtaskResult(BaseModel):
     attempt_log: list[Attempt] = Field(default_factory=list)
     error: str | None = None
     latency_s: float = 0.0
+    endpoint: str | None = None
+    """Where the model ran, when its id does not say: the LLM endpoint that answered a
+    subtask of the ``llm`` backend (shown as endpoints are, without secrets)."""
 
 
 class Approval(BaseModel):

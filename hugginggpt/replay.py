@@ -15,7 +15,8 @@ from typing import Any
 
 from hugginggpt.graph.context import Context
 from hugginggpt.graph.state import FINISHED
-from hugginggpt.tools.llm.config import ROLES
+from hugginggpt.tools.experts.llm import LLM_BACKEND
+from hugginggpt.tools.llm.config import EXPERT_ROLE, ROLES
 from hugginggpt.tools.llm.records import stable_text
 from hugginggpt.tools.llm.replay import Recording
 
@@ -27,10 +28,13 @@ _WITHOUT_LLM = {"planner": ("offline", "fixed plan", "none"), "selector": ("rank
 
 
 def llm_roles(values: dict[str, Any], calls: list[Any]) -> set[str]:
-    """The roles the recorded run gave to an LLM: those with recorded calls, and those
+    """The roles the recorded run gave to an LLM: those with recorded calls, those
     whose stage does not say it ran without one (a selector with no close call to ask
-    about made no call, yet had an LLM)."""
-    return {c.role for c in calls} | {
+    about made no call, yet had an LLM), and the ``llm`` backend's expert when it was a
+    candidate (its LLM could run subtasks, even if none did)."""
+    expert = any(c.backend == LLM_BACKEND for s in (values.get("selections") or {}).values()
+                 for c in s.candidates)
+    return {c.role for c in calls} | ({EXPERT_ROLE} if expert else set()) | {
         role for role in ROLES if not str(values.get(role) or "").startswith(_WITHOUT_LLM[role])}
 
 
@@ -75,6 +79,9 @@ def replayed_parts(replayed: dict[str, Any], recording: Recording) -> dict[str, 
             parts[role] = f"from {count} recorded LLM call{'s' if count > 1 else ''}"
         else:
             parts[role] = "from the recording, which needed no LLM call here"
+    experts = sum(c.role == EXPERT_ROLE for c in replayed.get("llm_calls") or [])
+    if experts:  # the llm backend's subtasks
+        parts[EXPERT_ROLE] = f"from {experts} recorded LLM call{'s' if experts > 1 else ''}"
     return parts
 
 

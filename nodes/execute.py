@@ -21,6 +21,10 @@ subtasks not finished by then are abandoned, failed or skipped with the limit as
 reason, and the run still responds with what finished) and in downloaded bytes
 (``max_download_total_mb`` over all URL inputs).
 
+The run's LLM is lent to the subtasks the ``llm`` backend runs: their calls share the
+run's LLM budget with the stages', travel with each subtask's result (so a resumed run
+still counts them) and join the thread's LLM calls.
+
 The node has a sync and an async implementation over the same logic, so the graph
 works with ``invoke`` as well as ``ainvoke``, ``astream`` and the LangGraph server.
 """
@@ -42,8 +46,11 @@ from hugginggpt.graph.state import State, SubtaskResult
 from hugginggpt.nodes.execution.attempts import Emit, not_started, run_job
 from hugginggpt.nodes.execution.board import Board, dependency_wait_s
 from hugginggpt.nodes.execution.jobs import Job, make_jobs, result
+from hugginggpt.tools.experts.llm import controller_llm
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.fetch import DownloadBudget
+from hugginggpt.tools.llm.expert import ExpertLLM, SubtaskLLM
+from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.threads import in_thread
 
 __all__ = ["execute", "aexecute"]
@@ -57,6 +64,18 @@ def _no_dependency_result(job: Job, emit: Emit) -> dict[str, Any]:
     return not_started(job, emit, f"while it waited for subtasks {job.dep}")
 
 
+def _lent_llm(job: Job) -> SubtaskLLM | None:
+    board = Board.get(job.board)
+    return board.llm.for_subtask(job.id) if board.llm is not None else None
+
+
+def _with_calls(result: dict[str, Any], llm: SubtaskLLM | None) -> dict[str, Any]:
+    """The result with the subtask's LLM calls, which are checkpointed with it."""
+    if llm is None or not llm.calls:
+        return result
+    return {**result, "llm_calls": [c.model_dump(mode="json") for c in llm.calls]}
+
+
 @task(name="subtask")  # type: ignore[arg-type]  # langgraph types tasks loosely
 def run_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
     """One subtask, on the sync path: wait for dependencies, then run."""
@@ -66,8 +85,9 @@ def run_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
         deps = Board.get(job.board).wait(job.dep, dependency_wait_s(job))
     except TimeoutError:
         return _no_dependency_result(job, emit)
-    with run_settings(job.settings):
-        return asyncio.run(run_job(job, deps, emit))
+    llm = _lent_llm(job)
+    with run_settings(job.settings), controller_llm(llm):
+        return _with_calls(asyncio.run(run_job(job, deps, emit)), llm)
 
 
 @task(name="subtask")  # type: ignore[arg-type]
@@ -79,8 +99,9 @@ async def arun_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
         deps = await Board.get(job.board).await_all(job.dep, dependency_wait_s(job))
     except TimeoutError:
         return _no_dependency_result(job, emit)
-    with run_settings(job.settings):
-        return await run_job(job, deps, emit)
+    llm = _lent_llm(job)
+    with run_settings(job.settings), controller_llm(llm):
+        return _with_calls(await run_job(job, deps, emit), llm)
 
 
 def _post_when_done(board: Board, job: Job) -> Callable[[Any], None]:
@@ -89,13 +110,22 @@ def _post_when_done(board: Board, job: Job) -> Callable[[Any], None]:
             error = "cancelled" if future.cancelled() else repr(future.exception())
             board.post(job.id, result(job, "failed", error=f"internal error: {error}"))
         else:
-            board.post(job.id, future.result())
+            done = future.result()
+            if board.llm is not None and done.get("llm_calls"):
+                board.llm.settle(job.id, _calls([done]))
+            board.post(job.id, done)
 
     return post
 
 
+def _calls(results: list[dict[str, Any]]) -> list[LLMCall]:
+    return [LLMCall.model_validate(c) for r in results for c in r.get("llm_calls", [])]
+
+
 def _update(results: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"results": {r["id"]: SubtaskResult.model_validate(r) for r in results}}
+    """The results, and the LLM calls the subtasks made, in plan order."""
+    return {"results": {r["id"]: SubtaskResult.model_validate(r) for r in results},
+            "llm_calls": _calls(results)}
 
 
 def _start(jobs: list[Job], board: Board, subtask_task: Any) -> list[Any]:
@@ -110,9 +140,13 @@ def _start(jobs: list[Job], board: Board, subtask_task: Any) -> list[Any]:
 
 
 def _board(state: State, context: Context) -> tuple[Board, float]:
-    """The run's board (with its download budget) and its deadline, from now."""
+    """The run's board (with its download budget and its LLM, holding what the run
+    spent on LLMs so far) and its deadline, from now."""
     budget = DownloadBudget(int(context.max_download_total_mb * 1024 * 1024))
-    return Board([st.id for st in state.plan], budget), time.monotonic() + context.max_run_s
+    turn = len(state.history) // 2
+    llm = ExpertLLM(context, turn=turn, spent=run_spend(state.llm_calls, turn))
+    board = Board([st.id for st in state.plan], budget, llm)
+    return board, time.monotonic() + context.max_run_s
 
 
 def execute(state: State) -> dict[str, Any]:

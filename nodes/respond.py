@@ -86,6 +86,8 @@ def results_digest(state: State) -> str:
             lines.append(f"  status: done in {result.latency_s:.2f}s, {result.attempts} attempt(s)")
             if limits := _limits(st.task, result.model, result.backend):
                 lines.append(f"  quality: {limits}")
+            if result.endpoint:
+                lines.append(f"  answered by the LLM endpoint {result.endpoint}")
             for name, value in result.outputs.items():
                 lines.append(f"  output {name}: {_show(value)}")
         else:

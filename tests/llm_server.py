@@ -36,6 +36,7 @@ _ROLE_MARKERS = {
     "planner": "task planner of HuggingGPT",
     "selector": "choose the expert model",
     "responder": "You are HuggingGPT. Expert models",
+    "expert": "text expert model of HuggingGPT",
 }
 
 

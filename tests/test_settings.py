@@ -26,7 +26,7 @@ def _nothing_ran(workspace: Path) -> None:
 
 @pytest.mark.parametrize(("flags", "said"), [
     (["--backend", "nonsense"],
-     ["--backend 'nonsense'", "auto, hybrid", "dry-run, hf-inference, lite, local",
+     ["--backend 'nonsense'", "auto, hybrid", "dry-run, hf-inference, lite, llm, local",
       "lite,hf-inference"]),
     (["--backend", "lite,nonsense"], ["no backend named 'nonsense'"]),
     (["--subtask-timeout", "-1"],

@@ -43,8 +43,8 @@ def add_parser(sub: Any) -> None:
                      help="simulated experts: check a plan without loading models")
     run.add_argument("--plan", metavar="FILE.json", help="run this plan instead of planning")
     run.add_argument("--backend",
-                     help="auto|hybrid (default), local, hf-inference, lite, dry-run, a "
-                          "plugin's backend, or an order such as lite,hf-inference")
+                     help="auto|hybrid (default), local, hf-inference, llm, lite, dry-run, "
+                          "a plugin's backend, or an order such as llm,local")
     run.add_argument("--llm", help="LLM for every role: MODEL or hf:REPO_OR_URL")
     run.add_argument("--llm-base-url", help="OpenAI-compatible endpoint (vLLM, Ollama, ...)")
     run.add_argument("--planner-llm")

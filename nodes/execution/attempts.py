@@ -176,7 +176,8 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
             emit({"type": "subtask", "id": job.id, "task": job.task, "event": "done",
                   "model": model, "latency_s": latency})
             return result(job, "done", model=model, backend=backend, outputs=outputs,
-                           attempts=len(log), attempt_log=log, latency_s=latency)
+                           attempts=len(log), attempt_log=log, latency_s=latency,
+                           endpoint=context.endpoint)
         if stopped is not None:
             break
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from hugginggpt.nodes.execution.jobs import Job, remaining_s
 from hugginggpt.tools.fetch import DownloadBudget
+from hugginggpt.tools.llm.expert import ExpertLLM
 
 __all__ = ["Board", "DEADLINE_GRACE_S", "dependency_wait_s"]
 
@@ -27,13 +28,17 @@ class Board:
 
     _open: dict[str, Board] = {}
 
-    def __init__(self, ids: list[int], downloads: DownloadBudget | None = None) -> None:
+    def __init__(self, ids: list[int], downloads: DownloadBudget | None = None,
+                 llm: ExpertLLM | None = None) -> None:
         self.key = uuid.uuid4().hex
         self.futures: dict[int, concurrent.futures.Future[dict[str, Any]]] = {
             i: concurrent.futures.Future() for i in ids
         }
         self.downloads = downloads
         """The run's download budget, shared by its subtasks."""
+        self.llm = llm
+        """The run's LLM, lent to the subtasks that the ``llm`` backend runs (with the
+        run's LLM budget, shared by them)."""
         Board._open[self.key] = self
 
     @classmethod

@@ -25,7 +25,13 @@ from hugginggpt.tools.errors import (
     ToolTimeoutError,
     TransientToolError,
 )
-from hugginggpt.tools.experts import dry_run, hf_inference, lite, local  # noqa: F401  (register the tools)
+from hugginggpt.tools.experts import (  # noqa: F401  (register the tools)
+    dry_run,
+    hf_inference,
+    lite,
+    llm,
+    local,
+)
 from hugginggpt.tools.experts.as_langchain import langchain_tools
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard, load_catalog
 from hugginggpt.tools.experts.registry import (

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
+from hugginggpt.tools.experts.llm import LLM_BACKEND, unavailable_reason
 from hugginggpt.tools.experts.registry import ANY_TASK, Tool, registered_tools
 from hugginggpt.tools.experts.tasks import get_task_type
 
@@ -16,9 +17,20 @@ __all__ = ["HYBRID_ORDER", "MODES", "NOT_OFFERED", "check_backend", "backend_ord
            "candidate_cards", "model_cards", "runnable", "explain_unavailable", "availability",
            "reasons"]
 
-HYBRID_ORDER: tuple[str, ...] = ("local", "hf-inference", "lite")
-"""The default preference of ``auto``/``hybrid``: models on this machine, then Hugging
-Face endpoints, then the lite engines; backends that plugins add come last."""
+HYBRID_ORDER: tuple[str, ...] = ("local", "hf-inference", "llm", "lite")
+"""The default preference of ``auto``/``hybrid``; backends that plugins add come last.
+
+- ``local`` first: models on this machine cost nothing per call and keep the data here.
+- ``hf-inference`` next: a Hugging Face model made for the task type, which is what
+  HuggingGPT is for.
+- ``llm`` (the controller LLM doing a text task itself) after the dedicated experts:
+  each of its calls spends the run's LLM budget, which the planner and the responder
+  need too, and a model made for the task is the better tool where one can run.
+- ``lite`` last: where it overlaps with ``llm`` its engines are stand-ins (an extractive
+  TextRank summary, VADER's lexicon sentiment, zero-shot by embedding cosine), which an
+  LLM does better; ``lite`` stays the offline last resort, and the fallback when the
+  LLM fails or the budget is spent. (It serves OCR, embeddings and similarity, which
+  ``llm`` does not, so the order costs it nothing there.)"""
 
 
 NOT_OFFERED = "not one of its models"
@@ -141,6 +153,8 @@ def explain_unavailable(task: str, catalog: Catalog, mode: str) -> str:
                 f"{c.id} is offered only for requests about {', '.join(c.subjects[:2])} "
                 "and the like"
                 for c in specialists))
+        elif backend == LLM_BACKEND and (unavailable := unavailable_reason()):
+            found.append(f"{backend}: {unavailable}")
         else:
             why = [] if simulated else ["can run now"]
             why += ["writes the target language"] if by_language else []

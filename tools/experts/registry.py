@@ -58,6 +58,10 @@ class ToolContext:
     expected_latency_s: float = 1.0
     latency_scale: float = 1.0
     extra: dict[str, Any] = field(default_factory=dict)
+    endpoint: str | None = None
+    """Set by a tool whose model id does not say where it ran (the ``llm`` backend's
+    ``llm/expert``): the endpoint that answered, as endpoints are shown (no secrets).
+    The subtask's result names it."""
 
 
 @dataclass(frozen=True)

@@ -224,19 +224,20 @@ def _without(config: RoutingConfig, role: Role, missing: dict[str, str], digest:
 _TRIES_PER_ENDPOINT = 2
 
 
-def _attempts(config: RoutingConfig, role: str, need: int) -> Iterator[Endpoint]:
+def _attempts(config: RoutingConfig, role: str, need: int,
+              cheapest: bool = False) -> Iterator[Endpoint]:
     """The endpoints to try for one call, in turn. ``least-busy`` and ``lowest-latency``
     rank again after each failure, with what it changed (the calls in flight, an
     endpoint taken out), and try each endpoint at most twice; ``round-robin`` and
     ``strongest`` try each endpoint once, in their order."""
     if config.strategy in ("round-robin", "strongest"):
-        yield from ROUTER.order(config, role, need)
+        yield from ROUTER.order(config, role, need, cheapest=cheapest)
         return
     tried: dict[str, int] = {}
     # a lone endpoint's retries are its own (max_retries), not the router's
     tries = _TRIES_PER_ENDPOINT if len(config.for_role(role)) > 1 else 1
     while True:
-        left = [e for e in ROUTER.order(config, role, need)
+        left = [e for e in ROUTER.order(config, role, need, cheapest=cheapest)
                 if tried.get(e.name, 0) < tries]
         if not left:
             return
@@ -254,6 +255,7 @@ def complete(
     schema: dict[str, Any] | None = None,
     turn: int = 0,
     spent: tuple[int, int] = (0, 0),
+    cheapest: bool = False,
 ) -> AIMessage:
     """One LLM call for ``role``: routed, failed over, and recorded in ``calls``.
 
@@ -265,6 +267,8 @@ def complete(
         spent: LLM calls and tokens the run used before this node
             (:func:`~hugginggpt.tools.llm.records.run_spend`);
             with this node's ``calls`` they are held to the run's limits.
+        cheapest: try the cheapest capable endpoint first (see
+            :meth:`~hugginggpt.tools.llm.router.Router.order`).
 
     Returns:
         The raw reply; with a ``schema`` the caller parses it (tool call or content).
@@ -295,7 +299,7 @@ def complete(
         endpoints = config.for_role(role)
 
     failures: list[tuple[Endpoint, BaseException]] = []
-    for attempt, endpoint in enumerate(_attempts(config, role, need), 1):
+    for attempt, endpoint in enumerate(_attempts(config, role, need, cheapest), 1):
         if attempt > 1:
             _check_budget(settings, role, calls, spent)
         record: dict[str, Any] = {"role": role, "llm": endpoint.label, "endpoint": endpoint.name,

@@ -25,6 +25,8 @@ from hugginggpt.tools.redact import redact
 
 __all__ = [
     "ROLES",
+    "EXPERT_ROLE",
+    "ENDPOINT_ROLES",
     "TIERS",
     "Role",
     "Endpoint",
@@ -43,7 +45,13 @@ __all__ = [
 ]
 
 ROLES = ("planner", "selector", "responder")
-Role = Literal["planner", "selector", "responder"]
+"""The stages that call an LLM."""
+EXPERT_ROLE: Literal["expert"] = "expert"
+"""The role of the ``llm`` backend's calls: the controller LLM doing a text task itself
+(:mod:`hugginggpt.tools.experts.llm`). Not a stage: a subtask's expert."""
+ENDPOINT_ROLES = (*ROLES, EXPERT_ROLE)
+"""The roles an endpoint may serve (all of them unless its ``roles`` say otherwise)."""
+Role = Literal["planner", "selector", "responder", "expert"]
 TIERS = {"small": 1, "medium": 2, "large": 3}
 Strategy = Literal["least-busy", "lowest-latency", "round-robin", "strongest"]
 """How calls are spread over a role's endpoints (see :mod:`hugginggpt.tools.llm.router`)."""
@@ -68,7 +76,7 @@ class Endpoint:
     model: str
     base_url: str | None = None
     tier: int = 3
-    roles: tuple[str, ...] = ROLES
+    roles: tuple[str, ...] = ENDPOINT_ROLES
     cost_per_1m_input: float = 0.0
     """Price in your currency per million prompt tokens (for the run's cost estimate)."""
     cost_per_1m_output: float = 0.0
@@ -151,10 +159,10 @@ def _endpoint(raw: Any, index: int, source: str) -> Endpoint:
     values["name"] = redact(str(values.get("name", raw["model"])))
     if "tier" in values:
         values["tier"] = _tier(values["tier"], where)
-    roles = values.get("roles", ROLES)
+    roles = values.get("roles", ENDPOINT_ROLES)
     roles = [roles] if isinstance(roles, str) else list(roles)
-    if bad := [r for r in roles if r not in ROLES]:
-        raise ConfigError(f"{where}: unknown role(s) {bad}; roles are {list(ROLES)}")
+    if bad := [r for r in roles if r not in ENDPOINT_ROLES]:
+        raise ConfigError(f"{where}: unknown role(s) {bad}; roles are {list(ENDPOINT_ROLES)}")
     values["roles"] = tuple(roles)
     keys = values.get("api_key_env", ())
     values["api_key_env"] = (keys,) if isinstance(keys, str) else tuple(keys)
@@ -279,11 +287,14 @@ _DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 def role_llm(settings: LLMSettings, role: Role) -> str | None:
     """The LLM a role uses when no endpoint file or list is given: its own setting, else
     ``llm``, else OpenAI's default model when an OpenAI key or a base URL is set, else
-    None (not configured, or ``offline``)."""
+    None (not configured, or ``offline``). The expert has no setting of its own: it
+    writes text for a subtask as the responder does for the user, so it takes the
+    responder's LLM."""
     if settings.offline:
         return None
     specific = {"planner": settings.planner_llm, "selector": settings.selector_llm,
-                "responder": settings.responder_llm}[role]
+                "responder": settings.responder_llm,
+                EXPERT_ROLE: settings.responder_llm}[role]
     if specific or settings.llm:
         return specific or settings.llm
     if settings.llm_base_url or env("OPENAI_API_KEY"):
@@ -309,7 +320,7 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
         config = parse_config(settings.llm_endpoints, "llm_endpoints")
     else:
         by_spec: dict[str, list[str]] = {}
-        for role in ROLES:
+        for role in ENDPOINT_ROLES:
             spec = role_llm(settings, cast(Role, role))
             if spec is not None:
                 by_spec.setdefault(spec, []).append(role)

@@ -22,7 +22,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from hugginggpt.tools.errors import LLMCallError
-from hugginggpt.tools.llm.config import ROLES
+from hugginggpt.tools.llm.config import ENDPOINT_ROLES
 from hugginggpt.tools.llm.records import LLMCall, recorded_request
 
 __all__ = ["Recording", "ReplayExhaustedError", "ReplayedFailureError", "RecordedCall",
@@ -84,7 +84,7 @@ class Recording:
 
     def __init__(self, calls: list[LLMCall], roles: Iterable[str] | None = None) -> None:
         self.calls = group_calls(calls)
-        self.roles = frozenset(roles if roles is not None else ROLES)
+        self.roles = frozenset(roles if roles is not None else ENDPOINT_ROLES)
         self._used: set[int] = set()
         self._lock = threading.Lock()
         self.divergences: list[str] = []

@@ -102,8 +102,17 @@ class Router:
 
     # -- policy
 
-    def order(self, config: RoutingConfig, role: str, need: int) -> list[Endpoint]:
-        """The role's endpoints in the order to try them for one call."""
+    def order(self, config: RoutingConfig, role: str, need: int, *,
+              cheapest: bool = False) -> list[Endpoint]:
+        """The role's endpoints in the order to try them for one call.
+
+        Args:
+            cheapest: among the capable endpoints, the cheapest first (by price per
+                token, then the lowest tier that suffices, then the strategy), as the
+                ``llm`` expert wants: a text task should not occupy the strongest
+                model when a small one does it. ``round-robin`` and ``strongest`` keep
+                their own order.
+        """
         endpoints = config.for_role(role)
         now = time.monotonic()
         with self._lock:
@@ -133,8 +142,12 @@ class Router:
                     return statistics.fmean(recent) if recent else 0.0, self.tie_break()
                 return stats.in_flight, self.tie_break()
 
+            def price(e: Endpoint) -> tuple[float, int, tuple[float, float]]:
+                return e.cost_per_1m_input + e.cost_per_1m_output, e.tier, score(e)
+
             top = max((e.tier for e in live), default=0)
-            capable = sorted((e for e in live if e.tier >= min(need, top)), key=score)
+            capable = sorted((e for e in live if e.tier >= min(need, top)),
+                             key=price if cheapest else score)
             weaker = sorted((e for e in live if e not in capable),
                             key=lambda e: (-e.tier, score(e)))
             out.sort(key=lambda e: self._get(e).open_until)
