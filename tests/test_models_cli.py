@@ -164,8 +164,12 @@ def test_list_has_a_header_and_says_per_backend_what_can_run_and_why_not(monkeyp
     assert "no: no Hugging Face token" in lines[at + 1]
     # the lite engine is offered by lite only, and runs now
     lite = next(i for i, line in enumerate(lines) if "lite/summa-textrank" in line)
-    assert lines[lite].split()[-2:] == ["lite", "yes"] and lines[lite + 1].strip() == ""
-    assert lines[-1].startswith("1 of 3 models can run now")
+    assert lines[lite].split()[-2:] == ["lite", "yes"]
+    assert not lines[lite + 1].startswith(" ")  # no other backend's line under it
+    # the controller LLM as an expert: none is configured, and the line says so
+    llm = next(i for i, line in enumerate(lines) if "llm/expert" in line)
+    assert "no: no LLM configured" in lines[llm]
+    assert lines[-1].startswith("1 of 4 models can run now")
 
 
 def test_a_model_no_provider_serves_is_no_hf_inference_candidate(

@@ -67,6 +67,10 @@ def llm_available(model: str) -> bool:
     return model == LLM_EXPERT and unavailable_reason() is None
 
 
+def _why_not(model: str) -> str | None:
+    return unavailable_reason() if model == LLM_EXPERT else f"not the llm expert ({LLM_EXPERT})"
+
+
 _ABOUT = ("The controller LLM itself (the run's LLM routing, role 'expert', the cheapest "
           "configured endpoint that suffices; the result names it), not a Hugging Face "
           "model. Each call counts against the run's LLM budget (max_llm_calls, "
@@ -78,7 +82,7 @@ def _register(fn: Callable[..., Any], task: str, does: str, latency_s: float) ->
                      license="the LLM provider's terms", languages=["multilingual"],
                      expected_latency_s=latency_s, library_name="llm")
     register_tool(fn, task, backend=LLM_BACKEND, models=[LLM_EXPERT], cards=[card],
-                  available=llm_available, risk="network")
+                  available=llm_available, unavailable=_why_not, risk="network")
 
 
 _register(summarization, "summarization",
