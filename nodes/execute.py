@@ -19,7 +19,8 @@ empty, wrongly typed or malformed output, or a reference to a missing file, fail
 attempt like an exception). Per run, the execution is bounded in time (``max_run_s``:
 subtasks not finished by then are abandoned, failed or skipped with the limit as the
 reason, and the run still responds with what finished) and in downloaded bytes
-(``max_download_total_mb`` over all URL inputs).
+(``max_download_total_mb`` over all URL inputs and the models the local backend
+downloads, whose progress goes out as ``download`` events).
 
 The node has a sync and an async implementation over the same logic, so the graph
 works with ``invoke`` as well as ``ainvoke``, ``astream`` and the LangGraph server.
@@ -42,6 +43,7 @@ from hugginggpt.graph.state import State, SubtaskResult
 from hugginggpt.nodes.execution.attempts import Emit, not_started, run_job
 from hugginggpt.nodes.execution.board import Board, dependency_wait_s
 from hugginggpt.nodes.execution.jobs import Job, make_jobs, result
+from hugginggpt.tools.experts.local.download import downloading
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.fetch import DownloadBudget
 from hugginggpt.tools.threads import in_thread
@@ -51,6 +53,12 @@ __all__ = ["execute", "aexecute"]
 
 def _job(data: dict[str, Any]) -> Job:
     return Job(**data)
+
+
+def _downloads(job: Job, emit: Emit) -> Any:
+    """Model downloads of this subtask: within the run's budget, progress as events."""
+    return downloading(Board.get(job.board).downloads,
+                       lambda event: emit({**event, "id": job.id, "task": job.task}))
 
 
 def _no_dependency_result(job: Job, emit: Emit) -> dict[str, Any]:
@@ -66,7 +74,7 @@ def run_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
         deps = Board.get(job.board).wait(job.dep, dependency_wait_s(job))
     except TimeoutError:
         return _no_dependency_result(job, emit)
-    with run_settings(job.settings):
+    with run_settings(job.settings), _downloads(job, emit):
         return asyncio.run(run_job(job, deps, emit))
 
 
@@ -79,7 +87,7 @@ async def arun_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
         deps = await Board.get(job.board).await_all(job.dep, dependency_wait_s(job))
     except TimeoutError:
         return _no_dependency_result(job, emit)
-    with run_settings(job.settings):
+    with run_settings(job.settings), _downloads(job, emit):
         return await run_job(job, deps, emit)
 
 

@@ -22,7 +22,7 @@ from hugginggpt.cli.common import (
     saved_checkpoint_url,
     settings_path,
 )
-from hugginggpt.cli.session import run_session
+from hugginggpt.cli.session import add_download, asking_downloads, run_session
 from hugginggpt.graph.context import Context, SettingsError, settings_of
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, STRATEGIES, has_llm
@@ -70,6 +70,7 @@ def add_parser(sub: Any) -> None:
                      help="megabytes all URL inputs of the run may download together")
     run.add_argument("--max-loaded-models", type=int,
                      help="local models held in memory at once")
+    add_download(run)
     run.add_argument("--latency-scale", type=float,
                      help="dry-run: multiply simulated latencies by this")
     add_common(run)
@@ -90,7 +91,7 @@ def context_from(args: argparse.Namespace) -> Context:
         "hf_provider": args.hf_provider, "latency_budget_s": args.latency_budget,
         "allow_private_urls": args.allow_private_urls or None, "planner": args.planner,
         "approval": args.approval, "llm_config": args.llm_config,
-        "llm_routing": args.llm_routing,
+        "llm_routing": args.llm_routing, "download": args.download,
     }
     if args.hf_endpoint:
         pairs = [item.partition("=") for item in args.hf_endpoint]
@@ -128,6 +129,7 @@ def _run(args: argparse.Namespace) -> int:
     context = context_from(args)
     # an absolute workspace, so that resume works from any folder
     context = dataclasses.replace(context, workspace=str(Path(context.workspace).resolve()))
+    context = asking_downloads(context, args.json)
     if context.plan is None and context.planner == "llm" and not has_llm(context, "planner"):
         raise UsageError(NOT_CONFIGURED_HELP)
     try:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
+from hugginggpt.tools.experts.local import LOCAL_BACKEND
+from hugginggpt.tools.experts.local.download import download_hint as _local_download_hint
 from hugginggpt.tools.experts.registry import ANY_TASK, Tool, registered_tools
 from hugginggpt.tools.experts.tasks import get_task_type
 
 __all__ = ["HYBRID_ORDER", "MODES", "check_backend", "backend_order", "candidate_cards",
-           "model_cards", "explain_unavailable", "availability"]
+           "model_cards", "explain_unavailable", "availability", "download_hint"]
 
 HYBRID_ORDER: tuple[str, ...] = ("local", "hf-inference", "lite")
 """The default preference of ``auto``/``hybrid``: models on this machine, then Hugging
@@ -108,3 +110,13 @@ def availability(task: str, model: str) -> dict[str, bool]:
     backends = sorted({t.backend for t in tools})
     return {b: any(t.backend == b and t.serves(task, model) and t.can_run(model)
                    for t in tools) for b in backends}
+
+
+def download_hint(task: str, catalog: Catalog, mode: str) -> str | None:
+    """With downloads off, when this mode may use the local backend: the catalog's best
+    model for ``task`` that is not cached, the command that downloads it and its size
+    (from the card; nothing touches the network)."""
+    known = sorted({t.backend for t in registered_tools()})
+    if LOCAL_BACKEND not in backend_order(mode, known):
+        return None
+    return _local_download_hint(task, catalog)

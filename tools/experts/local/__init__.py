@@ -7,21 +7,22 @@ chat-style ``image-text-to-text``), the tool loads the model class and calls it 
 ``generate`` directly.
 
 Models load lazily, on the first call that needs them, and only from local files: a
-model directory, or a hub id whose files are already in the Hugging Face cache. Nothing
-is downloaded. Loaded models stay in a small per-process LRU (see
-:func:`set_max_loaded`; a run's ``max_loaded_models``) keyed by (task, model id); the
-bound counts models being loaded and models in use, so memory never holds more; two
-subtasks asking for the same model wait for one load. Code shipped with a model runs only
-when its catalog card says ``trust_remote_code``. Importing this module imports neither
-torch nor transformers.
+model directory, or a hub id whose files are in the Hugging Face cache. Nothing is
+downloaded unless the run allows it (see :mod:`.download`). Loaded models stay in a
+small per-process LRU (see :func:`set_max_loaded`; a run's ``max_loaded_models``) keyed
+by (task, model id); the bound counts models being loaded and models in use, so memory
+never holds more; two subtasks asking for the same model wait for one load. Code shipped
+with a model runs only when its catalog card says ``trust_remote_code``. Importing this
+module imports neither torch nor transformers.
 
 The package is split along its seams, so that each part can be read on its own:
 :mod:`.cache` is the LRU itself, :mod:`.models` loads and runs models through it,
 :mod:`.audio` reads WAV input, :mod:`.outputs` holds the bounds every adapter shares, and
 :mod:`.text`, :mod:`.vision` and :mod:`.speech` are the adapters by modality. This module
 says which models are available, registers the adapters as the backend's tools and
-re-exports the backend's public names. Imports go one way only: this module -> the
-adapters -> :mod:`.models` (-> :mod:`.cache`), :mod:`.audio` and :mod:`.outputs`.
+re-exports the backend's public names; :mod:`.download` fetches a model into the Hugging
+Face cache, on consent. Imports go one way only: this module -> the adapters ->
+:mod:`.models` (-> :mod:`.cache`, :mod:`.download`), :mod:`.audio` and :mod:`.outputs`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hugginggpt.tools.experts.local import download
 from hugginggpt.tools.experts.local.audio import read_wav
 from hugginggpt.tools.experts.local.models import (
     DEFAULT_MAX_LOADED,
@@ -89,20 +91,16 @@ __all__ = [
 
 
 def is_available(model_id: str) -> bool:
-    """Whether ``model_id`` can load here without a download: a local directory with a
-    ``config.json``, or a hub id whose ``config.json`` is in the Hugging Face cache."""
+    """Whether ``model_id`` can load here: a local directory with a ``config.json``, a
+    hub id whose files are complete in the Hugging Face cache (at the catalog card's
+    revision), or, when the run allows downloads, a hub id to download first (the
+    download itself waits for consent: see :mod:`.download`). Never touches the network."""
     path = Path(model_id).expanduser()
     if path.is_dir():
         return (path / "config.json").is_file()
-    if path.is_absolute() or model_id.startswith((".", "~")) or model_id.count("/") > 1:
-        return False
-    from huggingface_hub import try_to_load_from_cache
-
-    try:
-        found = try_to_load_from_cache(model_id, "config.json")
-    except ValueError:  # not a valid repo id (HFValidationError)
-        return False
-    return isinstance(found, str)
+    card = download.card_for(model_id)
+    revision = card.revision if card else None
+    return download.is_cached(model_id, revision) or download.may_download(model_id)
 
 
 TOOLS: dict[str, Callable[..., Any]] = {
