@@ -228,7 +228,7 @@ class Context:
     for an approval does not count; a resumed run gets the limit afresh."""
     max_download_total_mb: Megabytes = _env_factory(
         "HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", default=200.0)
-    """Megabytes that all URL inputs of one run may download together
+    """Megabytes that all URL inputs and model downloads of one run may take together
     (``--max-download-total-mb``; ``max_download_mb`` bounds each URL)."""
     download: Literal["ask", "yes", "no"] | None = _env_factory("HUGGINGGPT_DOWNLOAD")
     """Whether the local backend may download a model missing from the Hugging Face cache

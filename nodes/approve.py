@@ -36,14 +36,8 @@ from hugginggpt.graph.state import Approval, Selection, State
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_object, validate_plan
 from hugginggpt.tools.errors import TransientToolError
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
-from hugginggpt.tools.experts.local.download import (
-    DownloadError,
-    DownloadPlan,
-    card_for,
-    is_cached,
-    is_hub_id,
-    plan_download,
-)
+from hugginggpt.tools.experts.local.download import DownloadError, DownloadPlan, plan_download
+from hugginggpt.tools.experts.local.hub_cache import card_for, is_cached, is_hub_id
 from hugginggpt.tools.experts.registry import find_tools
 
 __all__ = ["approve", "risky_subtasks", "READ_ONLY"]

@@ -24,6 +24,7 @@ import pytest
 from hugginggpt.cli import main
 from hugginggpt.progress import Progress
 from hugginggpt.tools.experts.local import download as dl
+from hugginggpt.tools.experts.local import hub_cache
 from tests import tiny_models
 from tests.mini_hub import MiniHub
 
@@ -303,11 +304,11 @@ def test_an_unfinished_download_is_not_a_usable_model(monkeypatch, tmp_path):
     (snapshot / "config.json").write_text("{}")
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text("a" * 40)
-    assert dl.is_cached("someone/half")
+    assert hub_cache.is_cached("someone/half")
     (repo / "blobs").mkdir()
     (repo / "blobs" / "0123.incomplete").write_bytes(b"half a file")
-    assert not dl.is_cached("someone/half")  # resumable, not loadable
-    assert not dl.may_download("someone/half")  # downloads are off outside a run
+    assert not hub_cache.is_cached("someone/half")  # resumable, not loadable
+    assert not hub_cache.may_download("someone/half")  # downloads are off outside a run
 
 
 def test_the_terminal_asks_per_model(monkeypatch):

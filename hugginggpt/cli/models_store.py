@@ -23,14 +23,8 @@ from hugginggpt.graph.context import Context
 from hugginggpt.progress import Progress
 from hugginggpt.tools.errors import LimitExceededError, TransientToolError
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, ModelCard, load_catalog
-from hugginggpt.tools.experts.local.download import (
-    DownloadError,
-    card_for,
-    download,
-    is_cached,
-    is_hub_id,
-    plan_download,
-)
+from hugginggpt.tools.experts.local.download import DownloadError, download, plan_download
+from hugginggpt.tools.experts.local.hub_cache import card_for, is_cached, is_hub_id
 from hugginggpt.tools.experts.tasks import get_task_type
 
 __all__ = ["add_parsers"]

@@ -67,7 +67,8 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--max-run-time", type=float, metavar="SECONDS",
                      help="wall time of the execution: unfinished subtasks are abandoned")
     run.add_argument("--max-download-total-mb", type=float,
-                     help="megabytes all URL inputs of the run may download together")
+                     help="megabytes the run's URL inputs and model downloads may take "
+                          "together")
     run.add_argument("--max-loaded-models", type=int,
                      help="local models held in memory at once")
     add_download(run)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
-from hugginggpt.tools.experts.local.download import download_hint as _local_download_hint
+from hugginggpt.tools.experts.local.hub_cache import download_hint as _local_download_hint
 from hugginggpt.tools.experts.registry import ANY_TASK, Tool, registered_tools
 from hugginggpt.tools.experts.tasks import get_task_type
 

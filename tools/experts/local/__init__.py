@@ -20,9 +20,10 @@ The package is split along its seams, so that each part can be read on its own:
 :mod:`.audio` reads WAV input, :mod:`.outputs` holds the bounds every adapter shares, and
 :mod:`.text`, :mod:`.vision` and :mod:`.speech` are the adapters by modality. This module
 says which models are available, registers the adapters as the backend's tools and
-re-exports the backend's public names; :mod:`.download` fetches a model into the Hugging
-Face cache, on consent. Imports go one way only: this module -> the adapters ->
-:mod:`.models` (-> :mod:`.cache`, :mod:`.download`), :mod:`.audio` and :mod:`.outputs`.
+re-exports the backend's public names; :mod:`.hub_cache` says what the Hugging Face cache
+holds and :mod:`.download` fetches a model into it, on consent. Imports go one way only:
+this module -> the adapters -> :mod:`.models` (-> :mod:`.cache`, :mod:`.download` ->
+:mod:`.hub_cache`), :mod:`.audio` and :mod:`.outputs`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hugginggpt.tools.experts.local import download
+from hugginggpt.tools.experts.local import hub_cache
 from hugginggpt.tools.experts.local.audio import read_wav
 from hugginggpt.tools.experts.local.models import (
     DEFAULT_MAX_LOADED,
@@ -98,9 +99,9 @@ def is_available(model_id: str) -> bool:
     path = Path(model_id).expanduser()
     if path.is_dir():
         return (path / "config.json").is_file()
-    card = download.card_for(model_id)
+    card = hub_cache.card_for(model_id)
     revision = card.revision if card else None
-    return download.is_cached(model_id, revision) or download.may_download(model_id)
+    return hub_cache.is_cached(model_id, revision) or hub_cache.may_download(model_id)
 
 
 TOOLS: dict[str, Callable[..., Any]] = {

@@ -16,7 +16,8 @@ Nothing half-written is ever usable: a download that fails drops the snapshot's 
 :func:`is_cached` does not count a model whose cache holds an unfinished file. A model
 whose card says ``trust_remote_code`` is downloaded only with explicit consent for that
 model, never by ``download=yes`` alone. With downloads off nothing here touches the
-network. Importing this module imports neither torch nor transformers.
+network (what the cache holds is :mod:`.hub_cache`'s). Importing this module imports
+neither torch nor transformers.
 """
 
 from __future__ import annotations
@@ -35,17 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.errors import LimitExceededError, ToolExecutionError, TransientToolError
-from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, Catalog, ModelCard, load_catalog
+from hugginggpt.tools.experts.catalog import ModelCard
+from hugginggpt.tools.experts.local.hub_cache import LOCAL, card_for, is_cached, repo_cache
 from hugginggpt.tools.experts.registry import backend_settings
 from hugginggpt.tools.fetch import DownloadBudget
 
 __all__ = ["DownloadPlan", "DownloadError", "DownloadRefusedError", "DISK_MARGIN_MB",
-           "is_hub_id", "is_cached", "snapshot_folder", "may_download", "loader_files",
-           "plan_download", "download", "ensure_downloaded", "downloading", "download_hint",
-           "card_for", "check_disk", "Progress"]
+           "loader_files", "plan_download", "download", "ensure_downloaded", "downloading",
+           "check_disk", "Progress"]
 
-LOCAL = "local"
-"""The local backend's name (its run settings are keyed by it)."""
 MB = 1024 * 1024
 DISK_MARGIN_MB = 50.0
 """Free space a download must leave on the cache's disk."""
@@ -112,81 +111,6 @@ def _mb(size: float) -> str:
     return f"{size / MB:.1f} MB" if size >= MB / 10 else f"{size / MB:.3f} MB"
 
 
-# ----------------------------------------------------------------------------- what is here
-
-
-def is_hub_id(model_id: str) -> bool:
-    """Whether ``model_id`` names a Hub repo (``org/name`` or ``name``), not a path."""
-    if Path(model_id).expanduser().exists() or model_id.startswith((".", "~", "/")):
-        return False
-    if model_id.count("/") > 1:
-        return False
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
-
-    try:
-        validate_repo_id(model_id)
-    except HFValidationError:
-        return False
-    return True
-
-
-def _repo_cache(model_id: str) -> Path:
-    from huggingface_hub import constants
-
-    return Path(constants.HF_HUB_CACHE) / f"models--{model_id.replace('/', '--')}"
-
-
-def snapshot_folder(model_id: str, revision: str | None = None) -> Path | None:
-    """The cached snapshot of a Hub model (at ``revision``; None: the default branch)
-    when its ``config.json`` is there and no file of it is still unfinished (a download
-    cut short); else None. Reads the cache only.
-
-    (``snapshot_download(local_files_only=True)`` would refuse a snapshot that lacks
-    files the loader never needs, such as another runtime's exports.)"""
-    if not is_hub_id(model_id):
-        return None
-    from huggingface_hub import try_to_load_from_cache
-
-    found = try_to_load_from_cache(model_id, "config.json", revision=revision)
-    if not isinstance(found, str):
-        return None
-    blobs = _repo_cache(model_id) / "blobs"
-    if blobs.is_dir() and any(blobs.glob("*.incomplete")):
-        return None
-    return Path(found).parent
-
-
-def is_cached(model_id: str, revision: str | None = None) -> bool:
-    """Whether a Hub model's files are complete in the cache (see :func:`snapshot_folder`)."""
-    return snapshot_folder(model_id, revision) is not None
-
-
-def may_download(model_id: str) -> bool:
-    """Whether this run may offer ``model_id`` as a candidate that runs after a download:
-    downloads are on (``ask`` or ``yes``), huggingface_hub is not offline, and it is a
-    Hub id. Never touches the network."""
-    if backend_settings(LOCAL).get("download", "no") not in ("ask", "yes"):
-        return False
-    from huggingface_hub import constants
-
-    return not constants.HF_HUB_OFFLINE and is_hub_id(model_id)
-
-
-def card_for(model_id: str, task: str | None = None,
-             catalog: str | None = None) -> ModelCard | None:
-    """The run's catalog card for ``model_id`` (for ``task``, or its first card)."""
-    chosen = load_catalog(catalog or backend_settings(LOCAL).get("catalog") or DEFAULT_CATALOG)
-    return _card(chosen, model_id, task)
-
-
-def _card(catalog: Catalog, model_id: str, task: str | None) -> ModelCard | None:
-    if task is not None:
-        return catalog.get(task, model_id)
-    from hugginggpt.tools.experts.tasks import task_types
-
-    return next((c for t in task_types() if (c := catalog.get(t.name, model_id))), None)
-
-
 # ----------------------------------------------------------------------------- planning
 
 
@@ -247,7 +171,7 @@ def plan_download(model_id: str, card: ModelCard | None = None) -> DownloadPlan:
     info = _hub_call(model_id, lambda: HfApi().model_info(model_id, revision=revision))
     commit = str(getattr(info, "sha", None) or revision or "main")
     listed = _hub_call(model_id, lambda: snapshot_download(
-        model_id, revision=commit, dry_run=True))
+        model_id, revision=commit, dry_run=True, tqdm_class=_bar_class(None)))
     sizes = {f.filename: int(f.file_size or 0) for f in listed}
     needed = loader_files(list(sizes), trust)
     if "config.json" not in needed:
@@ -342,9 +266,9 @@ _TRANSFER_BAR = "huggingface_hub.snapshot_download.transfer"
 """The bar of bytes received from the network (the other one counts bytes written)."""
 
 
-def _bar_class(counter: _Counter) -> type:
+def _bar_class(counter: _Counter | None) -> type:
     """A ``tqdm_class`` for ``snapshot_download``: its network-bytes bar feeds
-    ``counter``; it draws nothing itself (the run's display shows the progress)."""
+    ``counter`` (if any); it draws nothing itself (the run's display shows the progress)."""
     from huggingface_hub.utils import tqdm as hub_tqdm
 
     class Bar(hub_tqdm):  # type: ignore[misc, valid-type]
@@ -354,7 +278,7 @@ def _bar_class(counter: _Counter) -> type:
             super().__init__(*args, **kwargs)
 
         def update(self, n: float | None = 1) -> bool | None:
-            if self._network and n and n > 0:
+            if counter is not None and self._network and n and n > 0:
                 counter.add(int(n))
             return super().update(n)
 
@@ -364,7 +288,7 @@ def _bar_class(counter: _Counter) -> type:
 def _drop_snapshot(plan: DownloadPlan, before: set[str]) -> None:
     """After a failed download: the snapshot's new links go (nothing half-done looks
     usable); blobs and the unfinished file stay, so the next attempt resumes."""
-    snapshot = _repo_cache(plan.model) / "snapshots" / plan.commit
+    snapshot = repo_cache(plan.model) / "snapshots" / plan.commit
     for name in plan.files:
         link = snapshot / name
         if name not in before and (link.is_symlink() or link.is_file()):
@@ -385,7 +309,7 @@ def download(plan: DownloadPlan, budget: DownloadBudget | None = None,
     from huggingface_hub import constants, snapshot_download
 
     check_disk(Path(constants.HF_HUB_CACHE), plan.missing)
-    snapshot = _repo_cache(plan.model) / "snapshots" / plan.commit
+    snapshot = repo_cache(plan.model) / "snapshots" / plan.commit
     before = {n for n in plan.files if (snapshot / n).exists()}
     events: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
     counter = _Counter(plan.model, plan.missing, events.put, None)
@@ -482,19 +406,3 @@ def ensure_downloaded(task: str, model_id: str) -> None:
         if is_cached(model_id, revision):  # another subtask fetched it meanwhile
             return
         download(plan_download(model_id, card), run.budget, run.progress)
-
-
-# ----------------------------------------------------------------------------- hints
-
-
-def download_hint(task: str, catalog: Catalog) -> str | None:
-    """With downloads off: the best catalog model for ``task`` that is not cached, as the
-    command that gets it and its size from the card (no network)."""
-    cards = sorted((c for c in catalog.for_task(task) if is_hub_id(c.id) and not is_cached(c.id)),
-                   key=lambda c: -c.downloads)
-    if not cards:
-        return None
-    best = cards[0]
-    size = f", {best.size_mb:g} MB" if best.size_mb else ""
-    return (f"local: {best.id} is not cached (hugginggpt models download {best.id}{size}; "
-            "or run with --download ask|yes)")

@@ -23,11 +23,8 @@ from typing import Any
 from hugginggpt.tools.errors import LimitExceededError, ToolExecutionError
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
 from hugginggpt.tools.experts.local.cache import _Entry, _ModelCache
-from hugginggpt.tools.experts.local.download import (
-    card_for,
-    ensure_downloaded,
-    snapshot_folder,
-)
+from hugginggpt.tools.experts.local.download import ensure_downloaded
+from hugginggpt.tools.experts.local.hub_cache import card_for, snapshot_folder
 from hugginggpt.tools.experts.registry import backend_settings
 from hugginggpt.tools.threads import MODEL_LOAD_LOCK, loading_model
 
