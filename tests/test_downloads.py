@@ -248,6 +248,31 @@ def test_a_dropped_connection_resumes_where_it_stopped(setup, hub, tiny_clf):
         tiny_clf / "model.safetensors").read_bytes()
 
 
+def test_a_download_killed_midway_is_not_usable_and_the_next_one_completes_it(
+        setup, hub, tiny_clf):
+    """What a process killed while fetching the weights leaves (the other files linked,
+    the weights' unfinished attempt file, no weights blob) is not a usable model; the
+    next download fetches only the weights."""
+    assert _cli(setup, "models", "download", REPO, "--yes").returncode == 0
+    repo = setup["hub_cache"] / f"models--{REPO.replace('/', '--')}"
+    [snapshot] = list((repo / "snapshots").iterdir())
+    etag = hub.repos[REPO].oid("model.safetensors")
+    (snapshot / "model.safetensors").unlink()
+    (repo / "blobs" / etag).unlink()
+    weights = (tiny_clf / "model.safetensors").read_bytes()
+    (repo / "blobs" / f"{etag}.1f2e3d4c.incomplete").write_bytes(weights[:30_000])
+    listed = json.loads(_cli(setup, "models", "cached", "--json").stdout)
+    assert [(e["model"], e["complete"]) for e in listed] == [(REPO, False)]
+
+    fetched = len(hub.downloads(REPO))
+    done = _cli(setup, "models", "download", REPO, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert [p.rsplit("/", 1)[-1] for p in hub.downloads(REPO)[fetched:]] == ["model.safetensors"]
+    assert (snapshot / "model.safetensors").read_bytes() == weights
+    listed = json.loads(_cli(setup, "models", "cached", "--json").stdout)
+    assert [(e["model"], e["complete"]) for e in listed] == [(REPO, True)]
+
+
 # ----------------------------------------------------------------------------- the commands
 
 

@@ -8,12 +8,14 @@ loader needs, their sizes, the license and whether the model is gated. A downloa
 fetches exactly those files (``allow_patterns``), pinned to the catalog card's
 ``revision`` when it has one; it checks free disk space first, reserves its bytes from
 the run's download budget (``max_download_total_mb``, shared with URL inputs), reports
-progress through ``tqdm_class`` and resumes a file an earlier attempt left unfinished
-(huggingface_hub keeps it as ``*.incomplete`` and asks for the rest with a ``Range``).
+progress through ``tqdm_class``. A dropped connection resumes where it stopped
+(huggingface_hub asks for the rest with a ``Range``, from its last whole chunk of 10 MB);
+a download killed midway restarts its unfinished file on the next attempt (huggingface_hub
+1.33 writes each attempt to a file of its own) and keeps the files it had finished.
 
-Nothing half-written is ever usable: a download that fails drops the snapshot's links
-(blobs it completed and the unfinished file stay, so the next attempt resumes), and
-:func:`is_cached` does not count a model whose cache holds an unfinished file. A model
+Nothing half-written is ever usable: a download that fails drops the snapshot's new
+links (the blobs it finished stay, for the next attempt), and
+:func:`~.hub_cache.is_cached` does not count a model with an unfinished file. A model
 whose card says ``trust_remote_code`` is downloaded only with explicit consent for that
 model, never by ``download=yes`` alone. With downloads off nothing here touches the
 network (what the cache holds is :mod:`.hub_cache`'s). Importing this module imports
@@ -287,7 +289,7 @@ def _bar_class(counter: _Counter | None) -> type:
 
 def _drop_snapshot(plan: DownloadPlan, before: set[str]) -> None:
     """After a failed download: the snapshot's new links go (nothing half-done looks
-    usable); blobs and the unfinished file stay, so the next attempt resumes."""
+    usable); the finished blobs stay, so the next attempt fetches only the rest."""
     snapshot = repo_cache(plan.model) / "snapshots" / plan.commit
     for name in plan.files:
         link = snapshot / name
@@ -304,7 +306,7 @@ def download(plan: DownloadPlan, budget: DownloadBudget | None = None,
         LimitExceededError: the download does not fit what is left of ``budget``
             (nothing is fetched).
         DownloadError: not enough disk space, or the Hub refused.
-        TransientToolError: the connection failed (what arrived is kept for a resume).
+        TransientToolError: the connection failed (the finished files are kept).
     """
     from huggingface_hub import constants, snapshot_download
 

@@ -1,8 +1,8 @@
 """What the Hugging Face cache holds for the local backend, read without the network.
 
 A Hub model counts as cached only when its snapshot has a ``config.json`` and no file of
-it is unfinished (``*.incomplete``, a download cut short): half a model is never a
-candidate. Whether a missing model may be offered for download is the run's
+it is unfinished (an ``*.incomplete`` file whose finished blob is missing: a download
+killed midway): half a model is never a candidate. Whether a missing model may be offered for download is the run's
 ``download`` setting (the local backend's run settings); :mod:`.download` fetches it.
 Importing this module imports neither torch nor transformers.
 """
@@ -45,8 +45,8 @@ def repo_cache(model_id: str) -> Path:
 
 def snapshot_folder(model_id: str, revision: str | None = None) -> Path | None:
     """The cached snapshot of a Hub model (at ``revision``; None: the default branch)
-    when its ``config.json`` is there and no file of it is still unfinished (a download
-    cut short); else None. Reads the cache only.
+    when its ``config.json`` is there and no file of it is unfinished (a download killed
+    midway); else None. Reads the cache only.
 
     (``snapshot_download(local_files_only=True)`` would refuse a snapshot that lacks
     files the loader never needs, such as another runtime's exports.)"""
@@ -57,10 +57,17 @@ def snapshot_folder(model_id: str, revision: str | None = None) -> Path | None:
     found = try_to_load_from_cache(model_id, "config.json", revision=revision)
     if not isinstance(found, str):
         return None
-    blobs = repo_cache(model_id) / "blobs"
-    if blobs.is_dir() and any(blobs.glob("*.incomplete")):
-        return None
-    return Path(found).parent
+    return None if _unfinished(repo_cache(model_id) / "blobs") else Path(found).parent
+
+
+def _unfinished(blobs: Path) -> bool:
+    """Whether a file of the repo was being downloaded and never finished: an
+    ``<etag>[.<attempt>].incomplete`` file with no finished ``<etag>`` blob beside it (a
+    process killed mid-download leaves one; a later complete download fills the blob)."""
+    if not blobs.is_dir():
+        return False
+    return any(not (blobs / part.name.split(".")[0]).exists()
+               for part in blobs.glob("*.incomplete"))
 
 
 def is_cached(model_id: str, revision: str | None = None) -> bool:
