@@ -2,9 +2,10 @@
 
 A Hub model counts as cached only when its snapshot has a ``config.json`` and no file of
 it is unfinished (an ``*.incomplete`` file whose finished blob is missing: a download
-killed midway): half a model is never a candidate. Whether a missing model may be offered for download is the run's
-``download`` setting (the local backend's run settings); :mod:`.download` fetches it.
-Importing this module imports neither torch nor transformers.
+killed midway): half a model is never a candidate. Whether a missing model may be
+offered for download is the run's ``download`` setting (the local backend's run
+settings); :mod:`.download` fetches it. Importing this module imports neither torch nor
+transformers.
 """
 
 from __future__ import annotations
