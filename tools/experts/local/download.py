@@ -299,8 +299,8 @@ def _drop_snapshot(plan: DownloadPlan, before: set[str]) -> None:
 
 def download(plan: DownloadPlan, budget: DownloadBudget | None = None,
              progress: Progress | None = None) -> Path:
-    """Fetch the plan's files into the cache (resuming unfinished ones); returns the
-    snapshot folder.
+    """Fetch the plan's files into the cache (a dropped connection resumes; files
+    already there are not fetched again); returns the snapshot folder.
 
     Raises:
         LimitExceededError: the download does not fit what is left of ``budget``
