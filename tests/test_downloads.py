@@ -377,3 +377,13 @@ def test_download_progress_is_a_bar_on_a_terminal_and_quarters_elsewhere():
                     "[download] downloading m/x: 1.00 of 4.00 MB (25%)",
                     "[download] downloading m/x: 3.00 of 4.00 MB (75%)",
                     "[download] downloaded m/x: 4.00 of 4.00 MB (100%)"]
+
+
+def test_the_download_setting_is_checked_where_it_enters(monkeypatch, capsys, tmp_path):
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(PLAN))
+    monkeypatch.setenv("HUGGINGGPT_DOWNLOAD", "maybe")
+    code = main(["run", "classify", "--plan", str(plan), "--workspace", str(tmp_path)])
+    assert code == 2
+    assert ("HUGGINGGPT_DOWNLOAD = 'maybe' is not a valid download: expected one of ask, yes, "
+            "no") in capsys.readouterr().err
