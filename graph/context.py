@@ -235,8 +235,15 @@ class Context:
     for an approval does not count; a resumed run gets the limit afresh."""
     max_download_total_mb: Megabytes = _env_factory(
         "HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", default=200.0)
-    """Megabytes that all URL inputs of one run may download together
+    """Megabytes that all URL inputs and model downloads of one run may take together
     (``--max-download-total-mb``; ``max_download_mb`` bounds each URL)."""
+    download: Literal["ask", "yes", "no"] | None = _env_factory("HUGGINGGPT_DOWNLOAD")
+    """Whether the local backend may download a model missing from the Hugging Face cache
+    (``--download``): ``ask`` (the user sees each model's size, license and gating first,
+    on the terminal or through the approval interrupt), ``yes`` (within
+    ``max_download_total_mb``; a model that runs its own code is still asked about), or
+    ``no`` (nothing touches the network). None: not set, ``no`` wherever nobody can be
+    asked (the CLI asks on a terminal)."""
     max_loaded_models: AtLeastOne = _env_factory("HUGGINGGPT_MAX_LOADED_MODELS", default=3)
     """Local models held in memory when this run loads one, in use or cached
     (``--max-loaded-models``): before each of the run's loads the least recently used
@@ -253,13 +260,14 @@ class Context:
     def backend_settings(self) -> dict[str, dict[str, Any]]:
         """Per-backend settings handed to tools for this run (see
         :func:`hugginggpt.tools.experts.registry.run_settings`): hf-inference's endpoints,
-        provider, timeout and billed organisation; the local backend's catalog and model
-        bound; whether this run's LLM can be the ``llm`` backend's expert, and on which
-        endpoints; the faults the simulated experts inject."""
+        provider, timeout and billed organisation; the local backend's catalog, model bound
+        and download mode; whether this run's LLM can be the ``llm`` backend's expert, and on
+        which endpoints; the faults the simulated experts inject."""
         hf: dict[str, Any] = {"endpoints": dict(self.hf_endpoints),
                               "provider": self.hf_provider, "timeout_s": self.hf_timeout_s,
                               "bill_to": self.hf_bill_to}
-        local: dict[str, Any] = {"max_loaded": self.max_loaded_models}
+        local: dict[str, Any] = {"max_loaded": self.max_loaded_models,
+                                 "download": self.download or "no"}
         if self.catalog:
             local["catalog"] = self.catalog
         settings = {HF_INFERENCE_BACKEND: {k: v for k, v in hf.items() if v},

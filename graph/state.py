@@ -155,7 +155,8 @@ class SubtaskResult(BaseModel):
 class Approval(BaseModel):
     """One human decision on a run: the audit record."""
 
-    policy: Literal["plan", "risky"]
+    policy: Literal["plan", "risky", "download"]
+    """The approval policy that asked, or ``download``: consent to download models."""
     action: Literal["approve", "edit", "reject"]
     who: str
     at: str
@@ -222,6 +223,9 @@ class State(InputState):
     approved: bool = False
     """Whether the approval policy has been satisfied for the current plan."""
     approvals: Annotated[list[Approval], append] = Field(default_factory=list)
+    downloads: dict[str, bool] = Field(default_factory=dict)
+    """Consent to download a model missing from the local cache, by model id (True:
+    given, False: refused), kept for the thread; written by the approve stage only."""
     llm_calls: Annotated[list[LLMCall], append] = Field(default_factory=list)
     """Every LLM call on the thread, oldest first (the trace; ``turn`` says which run)."""
     settings: dict[str, Any] = Field(default_factory=dict)

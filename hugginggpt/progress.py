@@ -3,7 +3,9 @@
 It consumes the graph's stream (``stream_mode=["updates", "custom"]``): stage starts and
 subtask events come from the nodes as custom events, stage ends as updates. On a
 terminal, each subtask gets a live row (spinner, model, attempt, elapsed time) under the
-log of stage results; elsewhere every event is one timestamped line.
+log of stage results; elsewhere every event is one timestamped line. A model the local
+backend downloads gets a progress bar of its own (bytes, from ``download`` events); off
+a terminal, a line when it starts, at each quarter and when it ends.
 """
 
 from __future__ import annotations
@@ -14,13 +16,30 @@ from typing import IO, Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, SpinnerColumn, Task, TaskID, TextColumn, TimeElapsedColumn
 from rich.progress import Progress as RichProgress
-from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "download_line"]
 
 _STAGES = ("plan", "select", "approve", "execute", "respond", "abort")
 _MARKS = {"done": "[green]✓[/]", "failed": "[red]✗[/]", "skipped": "[yellow]↷[/]"}
+
+
+class _DownloadBar(BarColumn):
+    """A bar on download rows only (the subtask rows have a spinner and text)."""
+
+    def render(self, task: Task) -> Any:
+        return super().render(task) if task.fields.get("download") else Text("")
+
+
+def download_line(event: dict[str, Any]) -> str:
+    """A download's progress as text: model, MB done of MB, percent."""
+    done, total = int(event.get("done", 0)), int(event.get("total", 0))
+    share = 100.0 if event.get("finished") or not total else min(100.0, 100.0 * done / total)
+    state = "downloaded" if event.get("finished") else "downloading"
+    return (f"{state} {event['model']}: {done / 2**20:.2f} of {total / 2**20:.2f} MB "
+            f"({share:.0f}%)")
 
 
 class Progress:
@@ -35,11 +54,14 @@ class Progress:
         self._rows: dict[int, TaskID] = {}
         self._said: dict[int, str] = {}
         """Why a subtask got no model, as the select line said it (not said twice)."""
+        self._downloads: dict[str, TaskID] = {}
+        self._quarters: dict[str, int] = {}
+        """Per model downloading off a terminal: the last quarter said."""
         self._board: RichProgress | None = None
         if self.live:
             self._board = RichProgress(
                 SpinnerColumn(finished_text=" "), TextColumn("{task.description}"),
-                TimeElapsedColumn(), console=self.console, transient=False,
+                _DownloadBar(), TimeElapsedColumn(), console=self.console, transient=False,
             )
             self._board.start()
             self._stage_row = self._board.add_task("[bold]starting", total=None)
@@ -70,7 +92,30 @@ class Progress:
         if finished:
             self._board.stop_task(row)
 
+    def _download(self, event: dict[str, Any]) -> None:
+        model = str(event["model"])
+        text = download_line(event)
+        if self._board is None:
+            quarter = 5 if event.get("finished") else min(4, int(
+                4 * event.get("done", 0) / max(1, event.get("total", 0))))
+            if self._quarters.get(model) != quarter:
+                self._quarters[model] = quarter
+                self._say(f"[download] {text}")
+            return
+        row = self._downloads.get(model)
+        total = max(1, int(event.get("total", 0)))
+        if row is None:
+            row = self._downloads[model] = self._board.add_task(
+                escape(text), total=total, download=True)
+        done = total if event.get("finished") else int(event.get("done", 0))
+        self._board.update(row, description=escape(text), total=total, completed=done)
+        if event.get("finished"):
+            self._board.stop_task(row)
+
     def _custom(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "download":
+            self._download(event)
+            return
         if event.get("type") == "stage":
             attempt = event.get("attempt", 1)
             again = f" (attempt {attempt})" if attempt > 1 else ""

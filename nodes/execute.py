@@ -19,7 +19,8 @@ empty, wrongly typed or malformed output, or a reference to a missing file, fail
 attempt like an exception). Per run, the execution is bounded in time (``max_run_s``:
 subtasks not finished by then are abandoned, failed or skipped with the limit as the
 reason, and the run still responds with what finished) and in downloaded bytes
-(``max_download_total_mb`` over all URL inputs).
+(``max_download_total_mb`` over all URL inputs and the models the local backend
+downloads, whose progress goes out as ``download`` events).
 
 The run's LLM is lent to the subtasks the ``llm`` backend runs: their calls share the
 run's LLM budget with the stages', travel with each subtask's result (so a resumed run
@@ -47,6 +48,7 @@ from hugginggpt.nodes.execution.attempts import Emit, not_started, run_job
 from hugginggpt.nodes.execution.board import Board, dependency_wait_s
 from hugginggpt.nodes.execution.jobs import Job, make_jobs, result
 from hugginggpt.tools.experts.llm import controller_llm
+from hugginggpt.tools.experts.local.download import downloading
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.fetch import DownloadBudget
 from hugginggpt.tools.llm.expert import ExpertLLM, SubtaskLLM
@@ -58,6 +60,12 @@ __all__ = ["execute", "aexecute"]
 
 def _job(data: dict[str, Any]) -> Job:
     return Job(**data)
+
+
+def _downloads(job: Job, emit: Emit) -> Any:
+    """Model downloads of this subtask: within the run's budget, progress as events."""
+    return downloading(Board.get(job.board).downloads,
+                       lambda event: emit({**event, "id": job.id, "task": job.task}))
 
 
 def _no_dependency_result(job: Job, emit: Emit) -> dict[str, Any]:
@@ -86,7 +94,7 @@ def run_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
     except TimeoutError:
         return _no_dependency_result(job, emit)
     llm = _lent_llm(job)
-    with run_settings(job.settings), controller_llm(llm):
+    with run_settings(job.settings), controller_llm(llm), _downloads(job, emit):
         return _with_calls(asyncio.run(run_job(job, deps, emit)), llm)
 
 
@@ -100,7 +108,7 @@ async def arun_subtask(job_data: dict[str, Any]) -> dict[str, Any]:
     except TimeoutError:
         return _no_dependency_result(job, emit)
     llm = _lent_llm(job)
-    with run_settings(job.settings), controller_llm(llm):
+    with run_settings(job.settings), controller_llm(llm), _downloads(job, emit):
         return _with_calls(await run_job(job, deps, emit), llm)
 
 

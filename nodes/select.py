@@ -22,7 +22,7 @@ from hugginggpt.nodes.planning.reading import split_clauses
 from hugginggpt.nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
 from hugginggpt.nodes.ranking import Query, RankedCandidate, focus, rank_candidates
 from hugginggpt.tools.errors import LLMNotConfiguredError
-from hugginggpt.tools.experts.availability import explain_unavailable
+from hugginggpt.tools.experts.availability import download_hint, explain_unavailable
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
 from hugginggpt.tools.experts.lite.engines import language_of
 from hugginggpt.tools.experts.registry import run_settings
@@ -173,6 +173,8 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     def select_one(subtask: Subtask) -> Selection:
         query = _query(subtask, state.request, language, context)
         ranked = rank_candidates(subtask.task, catalog, context.backend, query)
+        hint = None if context.download not in (None, "no") else download_hint(
+            subtask.task, catalog, context.backend)  # how to get a local model
         if not ranked:
             return Selection(
                 subtask_id=subtask.id, task=subtask.task, model=None, backend=None,
@@ -183,9 +185,12 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                        if query.target_language else "") + "); "
                     + ("add a model for it to the catalog" if context.backend == "dry-run"
                        else "use --dry-run to simulate it, or another --backend")
+                    + (f"; {hint}" if hint else "")
                 ),
             )
         ordered, reason = _choose(subtask, ranked, state, context, use_llm, calls)
+        if hint and ordered[0].backend != "local":
+            reason += f"; {hint}"
         return Selection(
             subtask_id=subtask.id, task=subtask.task, model=ordered[0].model,
             backend=ordered[0].backend, reason=reason,

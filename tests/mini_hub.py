@@ -15,7 +15,8 @@ It serves the files of folders the tests build (tiny models), under repo ids:
 
 ``{rev}`` is ``main`` or the repo's sha. A 404 carries ``X-Error-Code`` (``RepoNotFound``,
 ``RevisionNotFound``, ``EntryNotFound``). ``cut_after`` makes the next download of a file
-stop after so many bytes (a connection dropped mid-download); every request is recorded.
+stop after so many bytes (a connection dropped mid-download); every request is recorded,
+and every ranged file request (``ranges``).
 
 Example::
 
@@ -68,6 +69,8 @@ class MiniHub:
         self.repos: dict[str, HubRepo] = {}
         self.requests: list[tuple[str, str]] = []
         """(method, path with query) of every request, in order."""
+        self.ranges: list[tuple[str, int]] = []
+        """(path, first byte asked for) of every file GET with a ``Range`` (a resume)."""
         self.cut_after: dict[tuple[str, str], int] = {}
         """(repo, file) -> bytes to send before dropping the next download of it."""
         self._lock = threading.Lock()
@@ -206,6 +209,8 @@ class _Handler(BaseHTTPRequestHandler):
         ranged = self.headers.get("Range", "")
         if ranged.startswith("bytes=") and not head:
             start = int(ranged.removeprefix("bytes=").split("-")[0] or 0)
+            with self.owner._lock:
+                self.owner.ranges.append((self.path, start))
         self.send_response(206 if start else 200)
         self.send_header("X-Repo-Commit", repo.sha)
         self.send_header("ETag", f'"{repo.oid(filename)}"')

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hugginggpt.cli import models_store
 from hugginggpt.cli.common import EXIT_OK, UsageError
 from hugginggpt.graph.context import Context
 from hugginggpt.tools.experts.availability import NOT_OFFERED, model_cards, reasons
@@ -38,6 +39,7 @@ def add_parser(sub: Any) -> None:
     refresh.add_argument("--endpoint", help="Hub URL (default: huggingface.co or HF_ENDPOINT)")
     refresh.add_argument("--plugin", action="append", default=[], metavar="MODULE")
     models.set_defaults(handler=_models)
+    models_store.add_parsers(models_sub)  # download, cached, remove
 
 
 def unrunnable(card: ModelCard) -> str | None:

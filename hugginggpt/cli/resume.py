@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 from typing import Any
 
 from langgraph.types import Command
 
 from hugginggpt.cli.common import add_common, read_plan, saved_settings, who
-from hugginggpt.cli.session import run_session
+from hugginggpt.cli.session import add_download, asking_downloads, run_session
 
 __all__ = ["add_parser"]
 
@@ -20,12 +21,16 @@ def add_parser(sub: Any) -> None:
     decision.add_argument("--approve", action="store_true", help="approve the pending plan")
     decision.add_argument("--reject", metavar="REASON", help="reject it, with a reason")
     decision.add_argument("--plan", metavar="FILE.json", help="replace it with this plan")
+    add_download(resume)
     add_common(resume)
     resume.set_defaults(handler=_resume)
 
 
 def _resume(args: argparse.Namespace) -> int:
     context, url = saved_settings(args, to_run=True)
+    if args.download:
+        context = dataclasses.replace(context, download=args.download)
+    context = asking_downloads(context, args.json)
     user = who()
     answer: dict[str, Any] | None = (
         {"action": "approve", "who": user} if args.approve else

@@ -22,7 +22,7 @@ from hugginggpt.cli.common import (
     saved_checkpoint_url,
     settings_path,
 )
-from hugginggpt.cli.session import run_session
+from hugginggpt.cli.session import add_download, asking_downloads, run_session
 from hugginggpt.graph.context import Context, SettingsError, settings_of
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, STRATEGIES, has_llm
@@ -71,9 +71,11 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--max-run-time", type=float, metavar="SECONDS",
                      help="wall time of the execution: unfinished subtasks are abandoned")
     run.add_argument("--max-download-total-mb", type=float,
-                     help="megabytes all URL inputs of the run may download together")
+                     help="megabytes the run's URL inputs and model downloads may take "
+                          "together")
     run.add_argument("--max-loaded-models", type=int,
                      help="local models held in memory at once")
+    add_download(run)
     run.add_argument("--latency-scale", type=float,
                      help="dry-run: multiply simulated latencies by this")
     add_common(run)
@@ -95,7 +97,7 @@ def context_from(args: argparse.Namespace) -> Context:
         "latency_budget_s": args.latency_budget,
         "allow_private_urls": args.allow_private_urls or None, "planner": args.planner,
         "approval": args.approval, "llm_config": args.llm_config,
-        "llm_routing": args.llm_routing,
+        "llm_routing": args.llm_routing, "download": args.download,
     }
     if args.hf_endpoint:
         pairs = [item.partition("=") for item in args.hf_endpoint]
@@ -133,6 +135,7 @@ def _run(args: argparse.Namespace) -> int:
     context = context_from(args)
     # an absolute workspace, so that resume works from any folder
     context = dataclasses.replace(context, workspace=str(Path(context.workspace).resolve()))
+    context = asking_downloads(context, args.json)
     if context.plan is None and context.planner == "llm" and not has_llm(context, "planner"):
         raise UsageError(NOT_CONFIGURED_HELP)
     try:

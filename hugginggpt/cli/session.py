@@ -3,6 +3,7 @@ interactively when there is someone to ask, the answer (or ``--json``) on stdout
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -18,7 +19,23 @@ from hugginggpt.progress import Progress
 from hugginggpt.tools.llm.records import usage_totals
 from hugginggpt.tools.redact import redact
 
-__all__ = ["run_session", "describe_approval"]
+__all__ = ["run_session", "describe_approval", "add_download", "asking_downloads"]
+
+
+def add_download(p: Any) -> None:
+    """The ``--download`` option of ``run`` and ``resume``."""
+    p.add_argument("--download", choices=["ask", "yes", "no"],
+                   help="local models missing from the cache: ask first (the default on a "
+                        "terminal), download them (within --max-download-total-mb), or "
+                        "never (the default with nobody to ask; HUGGINGGPT_DOWNLOAD)")
+
+
+def asking_downloads(context: Context, as_json: bool) -> Context:
+    """The run's download setting: ``ask`` on a terminal when it was not set; elsewhere
+    unset means ``no`` (nobody would answer)."""
+    if context.download is None and _interactive(as_json):
+        return dataclasses.replace(context, download="ask")
+    return context
 
 
 async def run_session(graph_input: Any, thread_id: str, context: Context, url: str,
@@ -63,9 +80,10 @@ def _print(result: RunResult, as_json: bool) -> None:
     if result.llm_calls:
         print(_usage_line(result.llm_calls), file=sys.stderr)
     if pending is not None:
-        print(f"thread {thread_id}: waiting for approval; answer with: hugginggpt resume "
-              f"--thread {thread_id} --approve | --reject REASON | --plan EDITED.json",
-              file=sys.stderr)
+        edit = "" if pending.get("type") == "download" else " | --plan EDITED.json"
+        what = "consent to download" if edit == "" else "approval"
+        print(f"thread {thread_id}: waiting for {what}; answer with: hugginggpt resume "
+              f"--thread {thread_id} --approve | --reject REASON{edit}", file=sys.stderr)
     else:
         print(f"thread {thread_id}: {result.status}{_outcome_note(result)}", file=sys.stderr)
 
@@ -94,7 +112,15 @@ def _interactive(as_json: bool) -> bool:
 
 
 def describe_approval(pending: dict[str, Any]) -> str:
-    """The pending approval question, readably: the plan with its models and risks."""
+    """The pending approval question, readably: the plan with its models and risks, or
+    the downloads asked for with their sizes, licenses and gating."""
+    if pending.get("type") == "download":
+        lines = [f"Downloads needed for: {pending.get('request')}"]
+        for item in pending.get("downloads", []):
+            lines.append(f"  {item['summary']} (for {item['task']})")
+        lines += [f"  not downloadable: {why}" for why in pending.get("not_downloadable", [])]
+        lines += [f"  problem: {p}" for p in pending.get("problems", [])]
+        return "\n".join(lines)
     lines = [f"Approval needed ({pending.get('policy')} policy) for: {pending.get('request')}"]
     for step in pending.get("plan", []):
         chosen = pending.get("selections", {}).get(str(step["id"]), {})
@@ -107,9 +133,15 @@ def describe_approval(pending: dict[str, Any]) -> str:
 
 
 def _ask(pending: dict[str, Any]) -> dict[str, Any]:
-    """Ask on the terminal: approve, reject with a reason, or edit (a plan file)."""
+    """Ask on the terminal: approve, reject with a reason, or edit (a plan file); for
+    downloads, yes or no per model."""
     print(describe_approval(pending), file=sys.stderr)
     user = who()
+    if pending.get("type") == "download":
+        return {"who": user, "downloads": {
+            item["model"]: input(f"download {item['model']} ({item['size_mb']:g} MB)? "
+                                 "[y/N] ").strip().lower() in ("y", "yes")
+            for item in pending.get("downloads", [])}}
     while True:
         choice = input("[a]pprove, [r]eject, [e]dit with a plan file? ").strip().lower()
         if choice.startswith("a"):

@@ -16,6 +16,7 @@ from hugginggpt.graph.state import ResultStatus, State, SubtaskResult
 from hugginggpt.tools.errors import LimitExceededError
 from hugginggpt.tools.experts.availability import model_cards
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+from hugginggpt.tools.experts.local import LOCAL_BACKEND
 
 __all__ = ["Job", "make_jobs", "remaining_s", "finite", "run_time_limit", "result"]
 
@@ -81,6 +82,8 @@ def result(job: Job, status: ResultStatus, **fields: Any) -> dict[str, Any]:
 def make_jobs(state: State, context: Context, board: str, deadline: float) -> list[Job]:
     catalog = load_catalog(context.catalog or DEFAULT_CATALOG)
     settings = context.backend_settings()
+    settings[LOCAL_BACKEND] = {**settings.get(LOCAL_BACKEND, {}), "consented": sorted(
+        model for model, yes in state.downloads.items() if yes)}  # downloads agreed to
     thread_id = str(get_config().get("configurable", {}).get("thread_id", "default"))
     workspace = str(Path(context.workspace).resolve())
     jobs = []

@@ -10,12 +10,14 @@ from __future__ import annotations
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
 from hugginggpt.tools.experts.llm import LLM_BACKEND, unavailable_reason
+from hugginggpt.tools.experts.local import LOCAL_BACKEND
+from hugginggpt.tools.experts.local.hub_cache import download_hint as _local_download_hint
 from hugginggpt.tools.experts.registry import ANY_TASK, Tool, registered_tools
 from hugginggpt.tools.experts.tasks import get_task_type
 
 __all__ = ["HYBRID_ORDER", "MODES", "NOT_OFFERED", "check_backend", "backend_order",
            "candidate_cards", "model_cards", "runnable", "explain_unavailable", "availability",
-           "reasons"]
+           "reasons", "download_hint"]
 
 HYBRID_ORDER: tuple[str, ...] = ("local", "hf-inference", "llm", "lite")
 """The default preference of ``auto``/``hybrid``; backends that plugins add come last.
@@ -188,3 +190,13 @@ def reasons(task: str, model: str, catalog: Catalog) -> dict[str, str | None]:
 def availability(task: str, model: str, catalog: Catalog) -> dict[str, bool]:
     """Per real backend with a tool for ``task``: whether ``model`` can run there now."""
     return {backend: why is None for backend, why in reasons(task, model, catalog).items()}
+
+
+def download_hint(task: str, catalog: Catalog, mode: str) -> str | None:
+    """With downloads off, when this mode may use the local backend: the catalog's best
+    model for ``task`` that is not cached, the command that downloads it and its size
+    (from the card; nothing touches the network)."""
+    known = sorted({t.backend for t in registered_tools()})
+    if LOCAL_BACKEND not in backend_order(mode, known):
+        return None
+    return _local_download_hint(task, catalog)

@@ -7,21 +7,23 @@ chat-style ``image-text-to-text``), the tool loads the model class and calls it 
 ``generate`` directly.
 
 Models load lazily, on the first call that needs them, and only from local files: a
-model directory, or a hub id whose files are already in the Hugging Face cache. Nothing
-is downloaded. Loaded models stay in a small per-process LRU (see
-:func:`set_max_loaded`; a run's ``max_loaded_models``) keyed by (task, model id); the
-bound counts models being loaded and models in use, so memory never holds more; two
-subtasks asking for the same model wait for one load. Code shipped with a model runs only
-when its catalog card says ``trust_remote_code``. Importing this module imports neither
-torch nor transformers.
+model directory, or a hub id whose files are in the Hugging Face cache. Nothing is
+downloaded unless the run allows it (see :mod:`.download`). Loaded models stay in a
+small per-process LRU (see :func:`set_max_loaded`; a run's ``max_loaded_models``) keyed
+by (task, model id); the bound counts models being loaded and models in use, so memory
+never holds more; two subtasks asking for the same model wait for one load. Code shipped
+with a model runs only when its catalog card says ``trust_remote_code``. Importing this
+module imports neither torch nor transformers.
 
 The package is split along its seams, so that each part can be read on its own:
 :mod:`.cache` is the LRU itself, :mod:`.models` loads and runs models through it,
 :mod:`.audio` reads recordings, :mod:`.outputs` holds the bounds every adapter shares, and
 :mod:`.text`, :mod:`.vision` and :mod:`.speech` are the adapters by modality. This module
 says which models are available, registers the adapters as the backend's tools and
-re-exports the backend's public names. Imports go one way only: this module -> the
-adapters -> :mod:`.models` (-> :mod:`.cache`), :mod:`.audio` and :mod:`.outputs`.
+re-exports the backend's public names; :mod:`.hub_cache` says what the Hugging Face cache
+holds and :mod:`.download` fetches a model into it, on consent. Imports go one way only:
+this module -> the adapters -> :mod:`.models` (-> :mod:`.cache`, :mod:`.download` ->
+:mod:`.hub_cache`), :mod:`.audio` and :mod:`.outputs`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, ModelCard, load_catalog
+from hugginggpt.tools.experts.local import hub_cache
 from hugginggpt.tools.experts.local.audio import read_audio, read_wav
 from hugginggpt.tools.experts.local.models import (
     DEFAULT_MAX_LOADED,
@@ -113,18 +116,21 @@ def unloadable(model_id: str) -> str | None:
 
 
 def is_available(model_id: str) -> bool:
-    """Whether ``model_id`` can load here without a download: its library is one this
-    backend loads and its files are here (see :func:`is_cached`)."""
-    return unloadable(model_id) is None and is_cached(model_id)
+    """Whether ``model_id`` can load here: its library is one this backend loads, and its
+    files are here (see :func:`is_cached`) or, when the run allows downloads, it is a hub
+    id to download first (the download itself waits for consent: see :mod:`.download`).
+    Never touches the network."""
+    return unloadable(model_id) is None and (
+        is_cached(model_id) or hub_cache.may_download(model_id))
 
 
 def unavailable_reason(model_id: str) -> str | None:
     """Why ``model_id`` cannot run here now (None when it can): a library this backend
-    does not load, or weights not cached (with the size to download and whether the Hub
-    asks to accept terms first)."""
+    does not load, or weights not cached and downloads off (with the size to download and
+    whether the Hub asks to accept terms first)."""
     if (why := unloadable(model_id)) is not None:
         return why
-    if is_cached(model_id):
+    if is_cached(model_id) or hub_cache.may_download(model_id):
         return None
     card = _card(model_id)
     size = f"{card.size_mb:g} MB to download" if card and card.size_mb else "to download"
@@ -134,19 +140,13 @@ def unavailable_reason(model_id: str) -> str | None:
 
 def is_cached(model_id: str) -> bool:
     """Whether ``model_id``'s files are here: a local directory with a ``config.json``,
-    or a hub id whose ``config.json`` is in the Hugging Face cache."""
+    or a hub id whose files are complete in the Hugging Face cache (at the catalog card's
+    revision)."""
     path = Path(model_id).expanduser()
     if path.is_dir():
         return (path / "config.json").is_file()
-    if path.is_absolute() or model_id.startswith((".", "~")) or model_id.count("/") > 1:
-        return False
-    from huggingface_hub import try_to_load_from_cache
-
-    try:
-        found = try_to_load_from_cache(model_id, "config.json")
-    except ValueError:  # not a valid repo id (HFValidationError)
-        return False
-    return isinstance(found, str)
+    card = hub_cache.card_for(model_id)
+    return hub_cache.is_cached(model_id, card.revision if card else None)
 
 
 TOOLS: dict[str, Callable[..., Any]] = {

@@ -1,14 +1,15 @@
 """Loading and running the local backend's models, through one per-process cache.
 
-Models load lazily and only from local files (a model directory, or a hub id already in
-the Hugging Face cache): a pipeline where transformers 5 still has one for the task, else
-the model's auto class with its tokenizer or processor (a :class:`_Bundle`), or, for
-embeddings from a sentence-transformers model, a ``SentenceTransformer``. Code shipped
-with a model runs only when the run's catalog card says ``trust_remote_code``. Every load
-goes through :data:`_CACHE`, bounded by the run's ``max_loaded_models``, and holds
-:data:`LOAD_LOCK`; :func:`_running` is how an adapter uses a model: held exclusively, never
-dropped meanwhile, memory errors turned into tool errors. Importing this module imports
-neither torch nor transformers.
+Models load lazily and only from local files (a model directory, or a hub id in the
+Hugging Face cache, downloaded first where the run allows it): a pipeline where
+transformers 5 still has one for the task, else the model's auto class with its
+tokenizer or processor (a :class:`_Bundle`), or, for embeddings from a
+sentence-transformers model, a ``SentenceTransformer``. Code shipped with a model runs
+only when the run's catalog card says ``trust_remote_code``. Every load goes through
+:data:`_CACHE`, bounded by the run's ``max_loaded_models``, and holds :data:`LOAD_LOCK`;
+:func:`_running` is how an adapter uses a model: held exclusively, never dropped
+meanwhile, memory errors turned into tool errors. Importing this module imports neither
+torch nor transformers.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hugginggpt.tools.errors import ToolExecutionError
+from hugginggpt.tools.errors import LimitExceededError, ToolExecutionError
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
 from hugginggpt.tools.experts.local.cache import _Entry, _ModelCache
+from hugginggpt.tools.experts.local.download import ensure_downloaded
+from hugginggpt.tools.experts.local.hub_cache import card_for, snapshot_folder
 from hugginggpt.tools.experts.registry import backend_settings
 from hugginggpt.tools.threads import MODEL_LOAD_LOCK, loading_model
 
@@ -123,14 +126,18 @@ def device_and_dtype() -> tuple[str, Any]:
     return "cpu", torch.float32
 
 
-def _local_path(model_id: str) -> str:
+def _local_path(task: str, model_id: str) -> str:
     """The directory holding the model's files: the id itself when it is a directory,
-    else its snapshot in the Hugging Face cache (never downloaded)."""
+    else its snapshot in the Hugging Face cache, at the card's revision (downloaded
+    first only where the run allows it and consent was given: :mod:`.download`)."""
     if Path(model_id).expanduser().is_dir():
         return str(Path(model_id).expanduser())
-    from huggingface_hub import snapshot_download
-
-    return str(snapshot_download(model_id, local_files_only=True))
+    ensure_downloaded(task, model_id)
+    card = card_for(model_id, task)
+    folder = snapshot_folder(model_id, card.revision if card else None)
+    if folder is None:
+        raise ToolExecutionError(f"{model_id} is not in the Hugging Face cache")
+    return str(folder)
 
 
 def _trust_remote_code(task: str, model_id: str) -> bool:
@@ -158,9 +165,9 @@ def _load_key(task: str) -> str:
 
 def _load_uncached(task: str, model_id: str) -> Any:
     """Load what ``task`` needs for ``model_id`` from local files only."""
+    path = _local_path(task, model_id)  # a download first, before torch is imported
     device, dtype = device_and_dtype()
     trust = _trust_remote_code(task, model_id)
-    path = _local_path(model_id)
     import transformers as tf
 
     if task in _EMBEDDING_TASKS and (Path(path) / "modules.json").is_file():
@@ -211,7 +218,7 @@ def _entry(task: str, model_id: str, use: bool = False) -> _Entry:
         try:
             with loading_model():  # LOAD_LOCK, transformers' progress bars off
                 return _load_uncached(task, model_id)
-        except ToolExecutionError:
+        except (ToolExecutionError, LimitExceededError):  # download failures too
             raise
         except Exception as exc:  # any loading failure (out of memory too) is said plainly
             raise ToolExecutionError(
