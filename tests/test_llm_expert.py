@@ -252,7 +252,10 @@ def test_summarize_then_translate_to_french_end_to_end(compiled, make_context, l
     # the expert won on backend order over lite's TextRank, and is the only translator
     assert out["selections"][0].reason.startswith("top-ranked on llm")
     assert "lite/summa-textrank" in out["selections"][0].reason
-    assert out["selections"][1].reason == "the only available model for translation"
+    reason = out["selections"][1].reason
+    assert reason.startswith("the only available model for translation")
+    # with downloads off, the reason says which local model a download would add
+    assert "hugginggpt models download" in reason
     responder_prompt = _prompt(llm_server.calls("responder")[0])
     assert f"answered by the LLM endpoint scripted-model @ {llm_server.url}" in responder_prompt
 
