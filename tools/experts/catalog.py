@@ -46,6 +46,10 @@ class ModelCard(BaseModel):
     providers: list[str] = Field(default_factory=list)
     """The inference providers that serve the model for ``task`` (from the Hub's
     ``inferenceProviderMapping``); empty where unknown."""
+    architecture: str | None = None
+    """The class that loads the model: its config's ``architectures[0]`` for transformers,
+    the pipeline class for diffusers, the estimator for scikit-learn. The local backend's
+    tests build a tiny model of this class for each task type's default model."""
 
 
 class Catalog:
