@@ -25,18 +25,11 @@ from hugginggpt.tools.experts.local import models, multimodal, tables, text
 from hugginggpt.tools.experts.outputs import normalize_outputs
 from hugginggpt.tools.experts.registry import Tool, registered_tools
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
-from tests import tiny_models, tiny_more
+from tests import tiny_defaults, tiny_models, tiny_more
 from tests.conftest import run
 
 NOT_LOCAL = {"text-to-video", "audio-to-audio"}
 """The task types the local backend leaves to other backends (see the README)."""
-NO_TINY_BUILDER = {
-    "ASTForAudioClassification", "BartForConditionalGeneration", "BartForSequenceClassification",
-    "BlipForConditionalGeneration", "DepthAnythingForDepthEstimation", "DetrForObjectDetection",
-    "DistilBertForSequenceClassification", "Qwen2ForCausalLM", "RobertaForQuestionAnswering",
-    "WhisperForConditionalGeneration",
-}
-"""Architectures of catalog defaults that no tiny builder makes yet."""
 
 _TINY_ARCHITECTURES = {
     "BertForSequenceClassification": (tiny_models, "text-classification"),
@@ -55,6 +48,7 @@ _TINY_ARCHITECTURES = {
     "VisionEncoderDecoderModel": (tiny_models, "image-to-text"),
     "ViltForQuestionAnswering": (tiny_models, "visual-question-answering"),
     **{arch: (tiny_more, name) for name, arch in tiny_more.ARCHITECTURES.items()},
+    **{arch: (tiny_defaults, name) for name, arch in tiny_defaults.ARCHITECTURES.items()},
 }
 """A catalog card's architecture -> (module, builder) of a tiny model of that class."""
 
@@ -145,7 +139,7 @@ def test_every_task_type_but_two_has_a_local_default_it_can_load(monkeypatch):
     unbuilt = {card.architecture or card.library_name for card in defaults.values()
                if card.architecture not in _TINY_ARCHITECTURES
                and _library_builder(card.library_name) is None}
-    assert unbuilt == NO_TINY_BUILDER
+    assert unbuilt == set()  # every default's architecture has a tiny builder
 
 
 @pytest.mark.parametrize("task", sorted(local.TOOLS))
@@ -156,9 +150,7 @@ def test_the_catalog_default_runs_on_a_tiny_model_of_its_architecture(
     assert card is not None
     builder = _TINY_ARCHITECTURES.get(card.architecture or "") or _library_builder(
         card.library_name)
-    if builder is None:
-        pytest.skip(f"no tiny builder for {card.architecture} ({card.id}); listed in "
-                    "NO_TINY_BUILDER")
+    assert builder is not None, f"no tiny builder for {card.architecture} ({card.id})"
     folder = _build(built, *builder, tmp_path_factory.getbasetemp() / "tiny-archs")
     if card.library_name == "diffusers":
         assert json.loads((folder / "model_index.json").read_text())["_class_name"] \
