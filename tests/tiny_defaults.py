@@ -20,7 +20,6 @@ from tests.tiny_models import (
     SIZE,
     TEXT_LABELS,
     WORDS,
-    _audio_features,
     _labels,
     _save,
     _word_tokenizer,

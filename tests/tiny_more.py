@@ -159,7 +159,12 @@ def _clip_bpe_tokenizer(out: Path) -> Any:
 def text_to_image(out: Path) -> Path:
     """A tiny Stable Diffusion pipeline (diffusers): CLIP text encoder, UNet, VAE and
     scheduler, 32x32 pixels, no safety checker."""
-    from diffusers import AutoencoderKL, DDIMScheduler, StableDiffusionPipeline, UNet2DConditionModel
+    from diffusers import (
+        AutoencoderKL,
+        DDIMScheduler,
+        StableDiffusionPipeline,
+        UNet2DConditionModel,
+    )
     from transformers import CLIPTextConfig, CLIPTextModel
 
     tokenizer = _clip_bpe_tokenizer(out / "tokenizer-files")
@@ -189,8 +194,8 @@ def tabular_classification(out: Path) -> Path:
     """A scikit-learn logistic regression on three numeric columns, saved as skops
     does on the Hub: the ``.skops`` file and a ``config.json`` naming it and the columns."""
     import numpy as np
-    from skops import io as skops_io
     from sklearn.linear_model import LogisticRegression
+    from skops import io as skops_io
 
     rng = np.random.default_rng(0)
     features = rng.normal(size=(40, len(TABLE_COLUMNS)))

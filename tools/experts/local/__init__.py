@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.experts.local.audio import read_wav
+from hugginggpt.tools.experts.local.diffusion import text_to_image as generate_image
 from hugginggpt.tools.experts.local.models import (
     DEFAULT_MAX_LOADED,
     LOAD_LOCK,
@@ -45,7 +46,6 @@ from hugginggpt.tools.experts.local.models import (
     peak_loaded,
     set_max_loaded,
 )
-from hugginggpt.tools.experts.local.diffusion import text_to_image as generate_image
 from hugginggpt.tools.experts.local.multimodal import (
     document_question_answering,
     image_text_to_text,
