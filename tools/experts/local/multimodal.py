@@ -13,18 +13,20 @@ removed, calls the model class and writes a PNG in the run's artifact store.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.errors import ToolExecutionError
 from hugginggpt.tools.experts.local.models import _running
-from hugginggpt.tools.experts.local.outputs import MAX_NEW_TOKENS, MAX_TOP_K
+from hugginggpt.tools.experts.local.outputs import MAX_NEW_TOKENS
 from hugginggpt.tools.experts.local.vision import _open_image
 from hugginggpt.tools.experts.registry import ToolContext
 
 __all__ = [
     "DEFAULT_INSTRUCTION",
     "MAX_IMAGE_PIXELS",
+    "MAX_ANSWER_WORDS",
     "zero_shot_image_classification",
     "image_text_to_text",
     "document_question_answering",
@@ -33,6 +35,8 @@ __all__ = [
 
 DEFAULT_INSTRUCTION = "Describe this image."
 """What a vision-language model is asked when the plan gives no instruction."""
+MAX_ANSWER_WORDS = 30
+"""Longest answer document question answering extracts from a page."""
 MAX_IMAGE_PIXELS = 1024 * 1024
 """Larger inputs to super-resolution are refused: the output has scale² times as many
 pixels, and a CPU takes minutes over them."""
@@ -74,13 +78,20 @@ def image_text_to_text(image: Path, model: str, text: str | None = None) -> str:
     return str(generated).strip()
 
 
+@lru_cache(maxsize=1)
+def _ocr() -> Any:
+    """RapidOCR's engine, loaded once per process (its ONNX models ship in its wheel)."""
+    from rapidocr_onnxruntime import RapidOCR
+
+    return RapidOCR()
+
+
 def _ocr_word_boxes(picture: Any) -> list[tuple[str, list[int]]]:
     """The words on a page and their boxes (0-1000, as LayoutLM reads them), from
     RapidOCR: each line it finds is split into words, its box shared out by length."""
     import numpy as np
-    from rapidocr_onnxruntime import RapidOCR
 
-    lines, _ = RapidOCR()(np.asarray(picture))
+    lines, _ = _ocr()(np.asarray(picture))
     width, height = picture.size
     words: list[tuple[str, list[int]]] = []
     for points, line, _score in lines or []:
@@ -112,8 +123,8 @@ def document_question_answering(image: Path, question: str, model: str) -> str:
             extra["word_boxes"] = _ocr_word_boxes(picture)
             if not extra["word_boxes"]:
                 raise ToolExecutionError(f"no text found on {image.name} to answer from")
-        out = pipe(image=picture, question=question, top_k=1, max_answer_len=MAX_TOP_K * 6,
-                   **extra)
+        out = pipe(image=picture, question=question, top_k=1,
+                   max_answer_len=MAX_ANSWER_WORDS, **extra)
     answers = out if isinstance(out, list) else [out]
     if not answers:
         raise ToolExecutionError(f"{model} found no answer in {image.name}")
