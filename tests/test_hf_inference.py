@@ -448,7 +448,8 @@ def test_registers_the_task_types_the_client_supports():
         "image-segmentation", "image-to-text", "image-to-image", "text-to-image",
         "text-to-video", "visual-question-answering", "document-question-answering",
         "text-to-speech", "automatic-speech-recognition", "audio-classification",
-        "audio-to-audio",
+        "audio-to-audio", "fill-mask", "zero-shot-image-classification", "image-text-to-text",
+        "table-question-answering",
     }
     assert set(hf_inference.REGISTERED_TASKS) == expected
     for task in expected:

@@ -53,6 +53,10 @@ class ModelCard(BaseModel):
     limits: str = ""
     """Where the model's output falls short (a robotic voice, a small vocabulary): the
     response tells the user whenever the model ran."""
+    architecture: str | None = None
+    """The class that loads the model: its config's ``architectures[0]`` for transformers,
+    the pipeline class for diffusers, the estimator for scikit-learn. The local backend's
+    tests build a tiny model of this class for each task type's default model."""
 
 
 class Catalog:

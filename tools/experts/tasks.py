@@ -159,9 +159,17 @@ _declare("sentence-similarity",
          [Output("score", "number")])
 _declare("feature-extraction", "A sentence embedding of a text, stored as an artifact.",
          [_TEXT], [Output("embedding", "vector")], aliases=["sentence-embedding"])
+_declare("fill-mask",
+         "Fill in the blank of a sentence: the text holds one [MASK] (or <mask>, ___).",
+         [Arg("text", "text", description="a sentence with one [MASK] where a word is missing")],
+         [Output("text", "text"), Output("labels", "labels")], aliases=["fill-in-the-blank"])
+
+# Tables.
+_TABLE = Arg("table", "table", description="a CSV file, URL or <GENERATED>-k")
 _declare("tabular-classification", "Classify the rows of a table (a CSV file).",
-         [Arg("table", "table", description="a CSV file, URL or <GENERATED>-k")],
-         [Output("labels", "labels")])
+         [_TABLE], [Output("labels", "labels")])
+_declare("table-question-answering", "Answer a question about a table (a CSV file).",
+         [_TABLE, _QUESTION], [Output("text", "text")], aliases=["tableqa"])
 
 # Vision.
 _declare("image-classification", "Classify what an image shows.",
@@ -174,6 +182,16 @@ _declare("depth-estimation", "Estimate depth; returns a depth-map image.",
          [_IMAGE], [Output("image", "image")])
 _declare("image-to-text", "Caption an image, or read the text in it (OCR).",
          [_IMAGE], [Output("text", "text")], aliases=["image-captioning", "ocr"])
+_declare("zero-shot-image-classification",
+         "Classify an image into labels the user names (CLIP-style image-text matching).",
+         [_IMAGE, Arg("labels", "param", description="comma-separated candidate labels")],
+         [Output("labels", "labels")])
+_declare("image-text-to-text",
+         "A vision-language model answers an instruction or question about an image "
+         "(describe it in detail, read it, reason about it).",
+         [_IMAGE, Arg("text", "text", required=False,
+                      description="the instruction or question (default: describe the image)")],
+         [Output("text", "text")], aliases=["vision-language", "vlm"])
 _declare("image-to-image", "Transform an image, optionally following a text instruction.",
          [_IMAGE, Arg("text", "text", required=False, description="what to change")],
          [Output("image", "image")], aliases=["image-editing"])

@@ -49,14 +49,17 @@ from hugginggpt.tools.experts.hf_inference.tools import (
     conversational,
     document_question_answering,
     feature_extraction,
+    fill_mask,
     image_classification,
     image_segmentation,
+    image_text_to_text,
     image_to_image,
     image_to_text,
     object_detection,
     question_answering,
     sentence_similarity,
     summarization,
+    table_question_answering,
     tabular_classification,
     text_classification,
     text_generation,
@@ -67,6 +70,7 @@ from hugginggpt.tools.experts.hf_inference.tools import (
     translation,
     visual_question_answering,
     zero_shot_classification,
+    zero_shot_image_classification,
 )
 from hugginggpt.tools.experts.registry import Tool, register_tool
 from hugginggpt.tools.redact import install_log_redaction
@@ -107,6 +111,11 @@ _TOOLS: dict[str, tuple[Callable[..., Any], str]] = {
     "automatic-speech-recognition": (automatic_speech_recognition, "automatic_speech_recognition"),
     "audio-classification": (audio_classification, "audio_classification"),
     "audio-to-audio": (audio_to_audio, "audio_to_audio"),
+    "fill-mask": (fill_mask, "fill_mask"),
+    "zero-shot-image-classification": (zero_shot_image_classification,
+                                       "zero_shot_image_classification"),
+    "image-text-to-text": (image_text_to_text, "chat_completion"),
+    "table-question-answering": (table_question_answering, "table_question_answering"),
 }
 """Task type -> (tool, the InferenceClient method it needs). No client method exists for
 depth-estimation or text2text-generation, so this backend does not offer them."""

@@ -9,6 +9,7 @@ plain JSON-able values, and images, audio and video become artifacts in the run'
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import mimetypes
@@ -34,7 +35,8 @@ __all__ = [
     "feature_extraction", "tabular_classification", "image_classification", "object_detection",
     "image_segmentation", "image_to_text", "image_to_image", "text_to_image", "text_to_video",
     "visual_question_answering", "document_question_answering", "text_to_speech",
-    "automatic_speech_recognition", "audio_classification", "audio_to_audio",
+    "automatic_speech_recognition", "audio_classification", "audio_to_audio", "fill_mask",
+    "zero_shot_image_classification", "image_text_to_text", "table_question_answering",
 ]
 
 
@@ -279,3 +281,67 @@ def audio_to_audio(audio: Path | str, model: str, ctx: ToolContext) -> dict[str,
         raise ToolExecutionError(f"{_target(model)} returned no audio")
     data = outputs[0].blob
     return ctx.artifacts.put_bytes(data, "audio", _audio_suffix(data, outputs[0].content_type))
+
+
+def fill_mask(text: str, model: str) -> dict[str, Any]:
+    """The sentence with its blank filled, and the candidate words with scores. The blank
+    goes to the endpoint as written (``[MASK]`` for BERT-style models, ``<mask>`` for
+    RoBERTa-style ones: the remote model's token is not known here); ``___`` becomes
+    ``[MASK]``, the commoner one."""
+    masked = _one_blank(text)
+    found = _call(model, lambda c: c.fill_mask(masked))
+    candidates = [{"label": str(f.token_str).strip(), "score": f.score,
+                   "sequence": str(f.sequence)} for f in found]
+    if not candidates:
+        raise ToolExecutionError(f"{_target(model)} proposed no word for the blank")
+    return {"text": candidates[0]["sequence"], "labels": candidates}
+
+
+def _one_blank(text: str) -> str:
+    markers = ("[MASK]", "<mask>", "___")
+    if sum(text.count(m) for m in markers) != 1:
+        raise ToolExecutionError(
+            "fill-mask needs exactly one blank marked [MASK], <mask> or ___ in the text")
+    return text.replace("___", "[MASK]")
+
+
+def zero_shot_image_classification(image: Path | str, labels: str,
+                                   model: str) -> list[dict[str, Any]]:
+    """Scores of an image for each of the comma-separated candidate labels."""
+    candidates = [label.strip() for label in labels.split(",") if label.strip()]
+    if not candidates:
+        raise ToolExecutionError("zero-shot image classification needs at least one label")
+    return _labels(_call(model, lambda c: c.zero_shot_image_classification(
+        image, candidate_labels=candidates)))
+
+
+def _data_url(source: Path | str) -> str:
+    """An input image as the ``image_url`` of a chat message: a URL as it is, a file
+    of the workspace as a base64 data URL."""
+    if isinstance(source, str):
+        return source
+    kind = mimetypes.guess_type(source.name)[0] or "image/png"
+    return f"data:{kind};base64,{base64.b64encode(source.read_bytes()).decode()}"
+
+
+def image_text_to_text(image: Path | str, model: str, text: str | None = None) -> str:
+    """A vision-language model's reply about the image (chat completion with an image
+    part): to the instruction or question in ``text``, else a description."""
+    prompt = (text or "").strip() or "Describe this image."
+    content = [{"type": "image_url", "image_url": {"url": _data_url(image)}},
+               {"type": "text", "text": prompt}]
+    reply = _call(model, lambda c: c.chat_completion([{"role": "user", "content": content}]))
+    if not reply.choices:
+        raise ToolExecutionError(f"{_target(model)} returned no choices")
+    return str(reply.choices[0].message.content or "").strip()
+
+
+def table_question_answering(table: Path, question: str, model: str) -> str:
+    """The answer to a question about a CSV table."""
+    with table.open(newline="", encoding="utf-8-sig") as handle:
+        rows = list(csv.reader(handle))
+    if len(rows) < 2:
+        raise ToolExecutionError(f"table {table.name} needs a header row and data rows")
+    columns = {name: [row[i] if i < len(row) else "" for row in rows[1:]]
+               for i, name in enumerate(rows[0])}
+    return str(_call(model, lambda c: c.table_question_answering(columns, question)).answer)

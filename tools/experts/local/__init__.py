@@ -1,4 +1,5 @@
-"""The local backend: Hugging Face models run with transformers on this machine.
+"""The local backend: Hugging Face models run with transformers on this machine (and
+diffusers for image generation, skops for scikit-learn models).
 
 Where transformers 5 still has a pipeline for a task, the tool uses it; for the tasks
 whose pipelines it removed (summarization, translation, text2text generation, question
@@ -18,7 +19,9 @@ module imports neither torch nor transformers.
 The package is split along its seams, so that each part can be read on its own:
 :mod:`.cache` is the LRU itself, :mod:`.models` loads and runs models through it,
 :mod:`.audio` reads recordings, :mod:`.outputs` holds the bounds every adapter shares, and
-:mod:`.text`, :mod:`.vision` and :mod:`.speech` are the adapters by modality. This module
+:mod:`.text`, :mod:`.vision`, :mod:`.multimodal` (image with text, image restoration),
+:mod:`.tables` (CSV tables; scikit-learn models through skops), :mod:`.speech` and
+:mod:`.diffusion` (diffusers image generation) are the adapters by modality. This module
 says which models are available, registers the adapters as the backend's tools and
 re-exports the backend's public names; :mod:`.hub_cache` says what the Hugging Face cache
 holds and :mod:`.download` fetches a model into it, on consent. Imports go one way only:
@@ -28,6 +31,7 @@ this module -> the adapters -> :mod:`.models` (-> :mod:`.cache`, :mod:`.download
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +39,7 @@ from typing import Any
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, ModelCard, load_catalog
 from hugginggpt.tools.experts.local import hub_cache
 from hugginggpt.tools.experts.local.audio import read_audio, read_wav
+from hugginggpt.tools.experts.local.diffusion import text_to_image as generate_image
 from hugginggpt.tools.experts.local.models import (
     DEFAULT_MAX_LOADED,
     LOAD_LOCK,
@@ -47,14 +52,25 @@ from hugginggpt.tools.experts.local.models import (
     peak_loaded,
     set_max_loaded,
 )
+from hugginggpt.tools.experts.local.multimodal import (
+    document_question_answering,
+    image_text_to_text,
+    image_to_image,
+    zero_shot_image_classification,
+)
 from hugginggpt.tools.experts.local.speech import (
     audio_classification,
     automatic_speech_recognition,
     text_to_speech,
 )
+from hugginggpt.tools.experts.local.tables import (
+    table_question_answering,
+    tabular_classification,
+)
 from hugginggpt.tools.experts.local.text import (
     conversational,
     feature_extraction,
+    fill_mask,
     question_answering,
     sentence_similarity,
     summarization,
@@ -92,10 +108,17 @@ __all__ = [
     "device_and_dtype",
     "read_audio",
     "read_wav",
+    "TOOLS",
+    "LIBRARIES",
 ]
 
 
 # ----------------------------------------------------------------------------- availability
+
+
+_INDEX_FILES = ("config.json", "model_index.json")
+"""A model folder holds one of these: transformers and skops models a ``config.json``,
+diffusers pipelines a ``model_index.json``."""
 
 
 def _card(model_id: str) -> ModelCard | None:
@@ -104,31 +127,34 @@ def _card(model_id: str) -> ModelCard | None:
     return load_catalog(catalog).find(model_id)
 
 
-def unloadable(model_id: str) -> str | None:
-    """Why this backend can never load ``model_id`` (its card names a library other than
-    :data:`LOCAL_LIBRARIES`), or None. A model without a card, or whose card does not
-    name its library, is given the benefit of the doubt: its load says."""
+def unloadable(model_id: str, task: str | None = None) -> str | None:
+    """Why this backend can never load ``model_id`` for ``task`` (its card names a library
+    other than those of :data:`LIBRARIES` for the task, or of :data:`LOCAL_LIBRARIES`
+    without a task), or None. A model without a card, or whose card does not name its
+    library, is given the benefit of the doubt: its load says."""
     card = _card(model_id)
-    if card is None or card.library_name is None or card.library_name in LOCAL_LIBRARIES:
+    libraries = LIBRARIES.get(task, LOCAL_LIBRARIES) if task else LOCAL_LIBRARIES
+    if card is None or card.library_name is None or card.library_name in libraries:
         return None
     return (f"a {card.library_name} model: the local backend loads "
-            f"{' and '.join(sorted(LOCAL_LIBRARIES))} models only")
+            f"{' and '.join(sorted(libraries))} models"
+            + (f" for {task}" if task else "") + " only")
 
 
-def is_available(model_id: str) -> bool:
+def is_available(model_id: str, task: str | None = None) -> bool:
     """Whether ``model_id`` can load here: its library is one this backend loads, and its
     files are here (see :func:`is_cached`) or, when the run allows downloads, it is a hub
     id to download first (the download itself waits for consent: see :mod:`.download`).
     Never touches the network."""
-    return unloadable(model_id) is None and (
+    return unloadable(model_id, task) is None and (
         is_cached(model_id) or hub_cache.may_download(model_id))
 
 
-def unavailable_reason(model_id: str) -> str | None:
+def unavailable_reason(model_id: str, task: str | None = None) -> str | None:
     """Why ``model_id`` cannot run here now (None when it can): a library this backend
     does not load, or weights not cached and downloads off (with the size to download and
     whether the Hub asks to accept terms first)."""
-    if (why := unloadable(model_id)) is not None:
+    if (why := unloadable(model_id, task)) is not None:
         return why
     if is_cached(model_id) or hub_cache.may_download(model_id):
         return None
@@ -139,14 +165,22 @@ def unavailable_reason(model_id: str) -> str | None:
 
 
 def is_cached(model_id: str) -> bool:
-    """Whether ``model_id``'s files are here: a local directory with a ``config.json``,
-    or a hub id whose files are complete in the Hugging Face cache (at the catalog card's
-    revision)."""
+    """Whether ``model_id``'s files are here: a local directory with a ``config.json``
+    (``model_index.json`` for a diffusers pipeline), or a hub id whose files are complete
+    in the Hugging Face cache (at the catalog card's revision)."""
     path = Path(model_id).expanduser()
     if path.is_dir():
-        return (path / "config.json").is_file()
+        return any((path / name).is_file() for name in _INDEX_FILES)
     card = hub_cache.card_for(model_id)
     return hub_cache.is_cached(model_id, card.revision if card else None)
+
+
+def _available_for(task: str, model_id: str) -> bool:
+    return is_available(model_id, task)
+
+
+def _reason_for(task: str, model_id: str) -> str | None:
+    return unavailable_reason(model_id, task)
 
 
 TOOLS: dict[str, Callable[..., Any]] = {
@@ -170,9 +204,29 @@ TOOLS: dict[str, Callable[..., Any]] = {
     "automatic-speech-recognition": automatic_speech_recognition,
     "audio-classification": audio_classification,
     "text-to-speech": text_to_speech,
+    "fill-mask": fill_mask,
+    "zero-shot-image-classification": zero_shot_image_classification,
+    "image-text-to-text": image_text_to_text,
+    "document-question-answering": document_question_answering,
+    "image-to-image": image_to_image,
+    "table-question-answering": table_question_answering,
+    "tabular-classification": tabular_classification,
+    "text-to-image": generate_image,
 }
 """Every task type this backend runs, and its tool."""
 
+LIBRARIES: dict[str, frozenset[str]] = {
+    **{task: frozenset({"transformers"}) for task in TOOLS},
+    **dict.fromkeys(("feature-extraction", "sentence-similarity"),
+                    frozenset({"transformers", "sentence-transformers"})),
+    "text-to-image": frozenset({"diffusers"}),
+    "tabular-classification": frozenset({"sklearn"}),
+}
+"""Per task type, the libraries (as the Hub's ``library_name`` says) whose models its
+tool loads; a card of another library (a diffusers image editor for image-to-image, a
+pickled scikit-learn model) cannot run here."""
+
 for _task, _fn in TOOLS.items():
-    register_tool(_fn, _task, backend=LOCAL_BACKEND, available=is_available,
-                  unavailable=unavailable_reason)
+    register_tool(_fn, _task, backend=LOCAL_BACKEND,
+                  available=functools.partial(_available_for, _task),
+                  unavailable=functools.partial(_reason_for, _task))

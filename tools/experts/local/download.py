@@ -52,12 +52,14 @@ DISK_MARGIN_MB = 50.0
 """Free space a download must leave on the cache's disk."""
 
 _WEIGHTS = (".safetensors", ".bin")
-_LOADER_SUFFIXES = (".json", ".txt", ".model", ".tiktoken", ".spm", ".vocab", *_WEIGHTS)
-"""What transformers and sentence-transformers read: configs, tokenizers, weights."""
+_LOADER_SUFFIXES = (".json", ".txt", ".model", ".tiktoken", ".spm", ".vocab", ".skops",
+                    *_WEIGHTS)
+"""What transformers, sentence-transformers, diffusers and skops read: configs,
+tokenizers, weights."""
 _OTHER_RUNTIMES = ("onnx", "openvino", "coreml", "tflite")
 """Folders of other runtimes' exports."""
 _NOT_FOR_LOADING = ("tf_model", "flax_model", "rust_model", "model.onnx", "training_args",
-                    "optimizer", "scheduler")
+                    "optimizer.", "scheduler.pt")
 """Files of other frameworks, and training state: never needed to load a model here."""
 
 Progress = Callable[[dict[str, Any]], None]
@@ -176,9 +178,9 @@ def plan_download(model_id: str, card: ModelCard | None = None) -> DownloadPlan:
         model_id, revision=commit, dry_run=True, tqdm_class=_bar_class(None)))
     sizes = {f.filename: int(f.file_size or 0) for f in listed}
     needed = loader_files(list(sizes), trust)
-    if "config.json" not in needed:
-        raise DownloadError(f"{model_id} has no config.json: not a model the local backend "
-                            "can load")
+    if not {"config.json", "model_index.json"} & set(needed):
+        raise DownloadError(f"{model_id} has no config.json (nor a diffusers "
+                            "model_index.json): not a model the local backend can load")
     cached = {f.filename for f in listed if f.is_cached}
     card_data = getattr(info, "card_data", None)
     license_ = (getattr(card_data, "license", None) if card_data else None) or next(

@@ -46,7 +46,8 @@ def repo_cache(model_id: str) -> Path:
 
 def snapshot_folder(model_id: str, revision: str | None = None) -> Path | None:
     """The cached snapshot of a Hub model (at ``revision``; None: the default branch)
-    when its ``config.json`` is there and no file of it is unfinished (a download killed
+    when its ``config.json`` (a diffusers pipeline's ``model_index.json``) is there and no
+    file of it is unfinished (a download killed
     midway); else None. Reads the cache only.
 
     (``snapshot_download(local_files_only=True)`` would refuse a snapshot that lacks
@@ -55,8 +56,10 @@ def snapshot_folder(model_id: str, revision: str | None = None) -> Path | None:
         return None
     from huggingface_hub import try_to_load_from_cache
 
-    found = try_to_load_from_cache(model_id, "config.json", revision=revision)
-    if not isinstance(found, str):
+    found = next((f for name in ("config.json", "model_index.json")
+                  if isinstance(f := try_to_load_from_cache(model_id, name, revision=revision),
+                                str)), None)
+    if found is None:
         return None
     return None if _unfinished(repo_cache(model_id) / "blobs") else Path(found).parent
 

@@ -40,11 +40,12 @@ __all__ = [
     "clear_loaded",
     "load",
     "device_and_dtype",
+    "register_loader",
 ]
 
 LOCAL_BACKEND = "local"
 """The backend's name: its tools register under it and its run settings are keyed by it."""
-LOCAL_LIBRARIES = frozenset({"transformers", "sentence-transformers"})
+LOCAL_LIBRARIES = frozenset({"transformers", "sentence-transformers", "diffusers", "sklearn"})
 """The libraries (as the Hub names them in ``library_name``) whose models this backend
 loads; a card naming another library is never a local candidate."""
 DEFAULT_MAX_LOADED = 3
@@ -64,6 +65,11 @@ _PIPELINE_TASKS = {
     "automatic-speech-recognition": "automatic-speech-recognition",
     "audio-classification": "audio-classification",
     "text-to-speech": "text-to-audio",
+    "fill-mask": "fill-mask",
+    "zero-shot-image-classification": "zero-shot-image-classification",
+    "image-text-to-text": "image-text-to-text",
+    "table-question-answering": "table-question-answering",
+    "document-question-answering": "document-question-answering",
 }
 """Our task type -> the transformers 5 pipeline that runs it."""
 _EMBEDDING_TASKS = ("feature-extraction", "sentence-similarity")
@@ -74,8 +80,19 @@ _MODEL_CLASSES = {
     "question-answering": "AutoModelForQuestionAnswering",
     "image-to-text": "AutoModelForImageTextToText",
     "visual-question-answering": "AutoModelForVisualQuestionAnswering",
+    "image-to-image": "AutoModelForImageToImage",
 }
 """Our task type -> the transformers auto class that loads its model, for the rest."""
+_LOADERS: dict[str, Callable[[str, str, bool], Any]] = {}
+"""Task type -> a loader for models of another library (diffusers, skops), registered by
+their adapters with :func:`register_loader`; called with (model id, local path, trust)."""
+
+
+def register_loader(task: str, loader: Callable[[str, str, bool], Any]) -> None:
+    """Load ``task``'s models with ``loader`` instead of transformers. The loader gets the
+    model id, its local directory and whether the card allows shipped code, and returns
+    what the adapter runs; it goes through the same cache and locks as every load."""
+    _LOADERS[task] = loader
 
 
 # ----------------------------------------------------------------------------- the cache
@@ -168,6 +185,8 @@ def _load_uncached(task: str, model_id: str) -> Any:
     path = _local_path(task, model_id)  # a download first, before torch is imported
     device, dtype = device_and_dtype()
     trust = _trust_remote_code(task, model_id)
+    if task in _LOADERS:
+        return _LOADERS[task](model_id, path, trust)
     import transformers as tf
 
     if task in _EMBEDDING_TASKS and (Path(path) / "modules.json").is_file():
@@ -188,6 +207,8 @@ def _load_uncached(task: str, model_id: str) -> Any:
     if task == "visual-question-answering":  # a processor takes the image and the question
         processor = tf.AutoProcessor.from_pretrained(path, **options)
         return _Bundle(model, getattr(processor, "tokenizer", None), processor)
+    if task == "image-to-image":  # pixels in, pixels out: an image processor only
+        return _Bundle(model, None, tf.AutoImageProcessor.from_pretrained(path, **options))
     tokenizer = tf.AutoTokenizer.from_pretrained(path, **options)
     if task == "image-to-text":
         return _Bundle(model, tokenizer, tf.AutoImageProcessor.from_pretrained(path, **options))

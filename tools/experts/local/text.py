@@ -19,6 +19,9 @@ from hugginggpt.tools.experts.local.models import _Bundle, _running
 from hugginggpt.tools.experts.local.outputs import MAX_NEW_TOKENS, MAX_TOP_K, _labels
 from hugginggpt.tools.languages import code_of, name_of
 
+MASK_MARKERS = ("[MASK]", "<mask>", "___")
+"""How a plan may mark the blank; each becomes the model's own mask token."""
+
 __all__ = [
     "MAX_ANSWER_TOKENS",
     "text_classification",
@@ -32,6 +35,8 @@ __all__ = [
     "translation",
     "text2text_generation",
     "question_answering",
+    "fill_mask",
+    "MASK_MARKERS",
 ]
 
 MAX_ANSWER_TOKENS = 30
@@ -224,3 +229,30 @@ def question_answering(question: str, text: str, model: str) -> str:
             return text[int(offsets[0][first][0]):int(offsets[0][last][1])].strip()
         return str(tokenizer.decode(ids[first:last + 1], skip_special_tokens=True)).strip()
 
+
+
+def masked_text(text: str, mask_token: str) -> str:
+    """The text with its one blank as ``mask_token``, whichever marker the plan used.
+
+    Raises:
+        ToolExecutionError: no blank, or more than one (the models fill exactly one).
+    """
+    found = [m for m in MASK_MARKERS if m in text]
+    count = sum(text.count(m) for m in found)
+    if count != 1:
+        raise ToolExecutionError(
+            f"fill-mask needs exactly one blank marked {' or '.join(MASK_MARKERS)} in the "
+            f"text; found {count}")
+    return text.replace(found[0], mask_token)
+
+
+def fill_mask(text: str, model: str) -> dict[str, Any]:
+    """The sentence with its blank filled by the likeliest word, and the candidates
+    (word, score, the filled sentence), best first."""
+    with _running("fill-mask", model) as pipe:
+        out = pipe(masked_text(text, pipe.tokenizer.mask_token), top_k=MAX_TOP_K)
+    candidates = [{"label": str(c["token_str"]).strip(), "score": round(float(c["score"]), 6),
+                   "sequence": str(c["sequence"])} for c in out]
+    if not candidates:
+        raise ToolExecutionError(f"{model} proposed no word for the blank")
+    return {"text": candidates[0]["sequence"], "labels": candidates}
