@@ -507,7 +507,10 @@ def test_is_available_only_for_local_files_and_never_downloads(tiny, tmp_path, m
 
     local_tools = [t for t in registered_tools() if t.backend == models.LOCAL_BACKEND]
     assert {t.task for t in local_tools} == set(local.TOOLS)
-    assert all(t.available is local.is_available and t.models is None for t in local_tools)
+    assert all(t.models is None for t in local_tools)
+    # each tool asks the backend's own check, for its task
+    assert all(t.can_run("someone/cached-model") for t in local_tools)
+    assert not any(t.can_run("nobody-here/not-a-cached-model") for t in local_tools)
 
 
 def test_trust_remote_code_only_when_the_card_allows_it(monkeypatch, tiny, tmp_path):

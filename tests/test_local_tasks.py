@@ -60,13 +60,15 @@ def _library_builder(library: str | None) -> tuple[Any, str] | None:
 
 def local_defaults(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Per task type with a local tool: the card the local backend ranks first among the
-    shipped catalog's cards of a library its tool loads, as if every model were cached."""
+    shipped catalog's cards it can load (its own rule: the library, and for diffusers the
+    pipeline), as if every model were cached."""
     monkeypatch.setattr(Tool, "can_run", lambda self, model: True)
     catalog = load_catalog()
     defaults = {}
     for task in local.TOOLS:
         loadable = Catalog([c for c in catalog.for_task(task)
-                            if c.library_name in local.LIBRARIES[task]])
+                            if c.library_name in local.LIBRARIES[task]
+                            and local.unloadable(c.id, task) is None])
         ranked = rank_candidates(task, loadable, models.LOCAL_BACKEND)
         defaults[task] = ranked[0].card if ranked else None
     return defaults

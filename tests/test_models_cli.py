@@ -116,7 +116,7 @@ def test_refresh_drops_models_the_hub_lost_and_those_nothing_here_runs(
     cards = {c.id: c for c in load_catalog(output).for_task("text-to-image")}
     assert list(cards) == ["acme/painter"] and cards["acme/painter"].providers == ["fal-ai"]
     assert "dropped text-to-image gone/deleted-painter: no longer on the Hub" in err
-    assert ("dropped text-to-image acme/unserved-painter: a diffusers model: the local "
+    assert ("dropped text-to-image acme/unserved-painter: a diffusers pipeline: the local "
             "backend cannot load it and no inference provider serves it") in err
 
 

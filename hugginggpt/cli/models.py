@@ -15,7 +15,7 @@ from hugginggpt.graph.context import Context
 from hugginggpt.tools.experts.availability import NOT_OFFERED, model_cards, reasons
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, ModelCard, load_catalog
 from hugginggpt.tools.experts.hub import HubUnavailableError, refresh_catalog, write_catalog
-from hugginggpt.tools.experts.local import LOCAL_LIBRARIES
+from hugginggpt.tools.experts.local import DIFFUSERS_PIPELINES, LOCAL_LIBRARIES
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
 
@@ -45,9 +45,13 @@ def add_parser(sub: Any) -> None:
 def unrunnable(card: ModelCard) -> str | None:
     """Why no backend here could ever run ``card``'s model (None: one could): the local
     backend loads only some libraries, and hf-inference needs a provider that serves it."""
-    if card.library_name is None or card.library_name in LOCAL_LIBRARIES or card.providers:
+    loads = card.library_name in LOCAL_LIBRARIES and (
+        card.library_name != "diffusers" or card.architecture in DIFFUSERS_PIPELINES)
+    if card.library_name is None or loads or card.providers:
         return None
-    return (f"a {card.library_name} model: the local backend cannot load it and no "
+    what = (f"a {card.architecture or 'diffusers'} pipeline" if card.library_name == "diffusers"
+            else f"a {card.library_name} model")
+    return (f"{what}: the local backend cannot load it and no "
             f"inference provider serves it for {card.task}")
 
 

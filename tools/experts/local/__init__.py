@@ -116,6 +116,11 @@ __all__ = [
 # ----------------------------------------------------------------------------- availability
 
 
+DIFFUSERS_PIPELINES = frozenset({"StableDiffusionPipeline"})
+"""The diffusers pipelines the local backend offers (the ones its tests build tiny models
+of); larger families (FLUX, SD3) are hf-inference's: tens of GB of weights and minutes per
+image on a CPU."""
+
 _INDEX_FILES = ("config.json", "model_index.json")
 """A model folder holds one of these: transformers and skops models a ``config.json``,
 diffusers pipelines a ``model_index.json``."""
@@ -134,6 +139,10 @@ def unloadable(model_id: str, task: str | None = None) -> str | None:
     library, is given the benefit of the doubt: its load says."""
     card = _card(model_id)
     libraries = LIBRARIES.get(task, LOCAL_LIBRARIES) if task else LOCAL_LIBRARIES
+    if card is not None and card.library_name == "diffusers" and (
+            card.architecture not in DIFFUSERS_PIPELINES):
+        return (f"a {card.architecture or 'diffusers'} pipeline: the local backend runs "
+                f"{', '.join(sorted(DIFFUSERS_PIPELINES))} models only")
     if card is None or card.library_name is None or card.library_name in libraries:
         return None
     return (f"a {card.library_name} model: the local backend loads "
