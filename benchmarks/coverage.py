@@ -16,8 +16,10 @@ Hub), so that hf-inference asks it which providers serve a model as it would ask
 Nothing is counted by hand: in each process a task type counts when
 :func:`hugginggpt.nodes.ranking.rank_candidates` (selection's ranking over
 :func:`hugginggpt.tools.experts.availability.runnable`, the one test of "can run now")
-finds a candidate for it in the default ``auto`` mode, so new backends, task types and
-catalog models show up by themselves.
+finds a candidate for it in the default ``auto`` mode (for a task type whose only
+candidates are specialists, such as the face detector for object-detection, in a request
+that uses their words), so new backends, task types and catalog models show up by
+themselves.
 
 Targets (issue 13, of the 30 task types planned): at least 10 task types offline, 16 with
 an LLM key only and 28 with downloads allowed; a set-up without a target has none. The
@@ -114,6 +116,7 @@ def _child() -> None:
     """In the set-up's own process: every task type, ranked as selection ranks it."""
     from hugginggpt.graph.context import Context
     from hugginggpt.nodes.ranking import Query, rank_candidates
+    from hugginggpt.tools.experts.availability import model_cards
     from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
     from hugginggpt.tools.experts.registry import run_settings
     from hugginggpt.tools.experts.tasks import task_types
@@ -126,6 +129,11 @@ def _child() -> None:
     with run_settings(context.backend_settings()):
         for task in task_types():
             ranked = rank_candidates(task.name, catalog, context.backend, Query())
+            if not ranked:  # a specialist (the face detector) runs for requests about it
+                subjects = sorted({word for card in model_cards(task.name, catalog)
+                                   for word in card.subjects})
+                ranked = rank_candidates(task.name, catalog, context.backend,
+                                         Query(text=" ".join(subjects)))
             if ranked:
                 found["tasks"][task.name] = {
                     "backends": list(dict.fromkeys(c.backend for c in ranked)),
