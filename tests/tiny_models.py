@@ -275,7 +275,7 @@ def image_to_text(out: Path) -> Path:
     )
 
     tokenizer = _word_tokenizer("gpt")
-    decoder = GPT2Config(vocab_size=len(tokenizer), n_positions=64, n_embd=32, n_layer=2,
+    decoder = GPT2Config(vocab_size=len(tokenizer), n_positions=160, n_embd=32, n_layer=2,
                          n_head=2, add_cross_attention=True, is_decoder=True,
                          bos_token_id=0, eos_token_id=0, pad_token_id=0)
     config = VisionEncoderDecoderConfig.from_encoder_decoder_configs(_vit_config(), decoder)
