@@ -172,17 +172,17 @@ def test_selector_llm_is_not_asked_for_a_clear_winner(
 
 
 def test_no_model_for_a_task_fails_it_with_the_reason(compiled, make_context, llm_server):
-    llm_server.script("planner", _plan(_sub(0, "text-to-speech", [], text="hi")))
+    llm_server.script("planner", _plan(_sub(0, "text-to-video", [], text="hi")))
     out = run(compiled, make_context(backend="lite"))
     assert out["selections"][0].model is None
-    assert "no model can run text-to-speech" in out["selections"][0].reason
+    assert "no model can run text-to-video" in out["selections"][0].reason
     # was: no result and "completed" (issue 12): every planned subtask has a result
     assert out["results"][0].status == "failed"
     assert out["results"][0].error == out["selections"][0].reason
     assert out["results"][0].attempts == 0  # no tool ran
     assert out["status"] == "failed"
     digest = llm_server.calls("responder")[0]["messages"][-1]["content"]
-    assert "status: failed: no model can run text-to-speech" in digest
+    assert "status: failed: no model can run text-to-video" in digest
 
 
 def test_missing_input_file_fails_with_a_clear_error(compiled, make_context, llm_server):

@@ -7,6 +7,7 @@ registry and returns every problem it finds, worded so that the LLM can repair t
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from typing import Any
@@ -200,13 +201,14 @@ def validate_plan(
             problems.append(f"subtask id {st.id} is used twice: ids must be unique")
         position_of.setdefault(st.id, position)
 
-    known = ", ".join(t.name for t in task_types())
+    known = [t.name for t in task_types()]
     task_of: dict[int, str] = {}
     for st in subtasks:
         task_type = get_task_type(st.task)
         if task_type is None:
             problems.append(
-                f"subtask {st.id}: unknown task type {clip(repr(st.task), 60)} (known: {known})")
+                f"subtask {st.id}: unknown task type {clip(repr(st.task), 60)}"
+                f" ({_closest(st.task, known)})")
         else:
             st.task = task_type.name
             task_of[st.id] = task_type.name
@@ -292,3 +294,14 @@ def validate_plan(
     if len(problems) > MAX_PROBLEMS:
         problems[MAX_PROBLEMS:] = [f"... and {len(problems) - MAX_PROBLEMS} more problems"]
     return subtasks, problems
+
+
+def _closest(task: str, known: list[str]) -> str:
+    """The known task types nearest to ``task`` by spelling, and where to find them all
+    (the planner's prompt lists them; a message stays short however many there are)."""
+    near = difflib.get_close_matches(task.lower()[:200], known, n=3, cutoff=0.6)
+    where = (f"one of the {len(known)} task types the planner prompt lists; "
+             "`hugginggpt models list --task NAME` names them")
+    if near:
+        return f"did you mean {' or '.join(near)}? It must be {where}"
+    return f"it must be {where}"
