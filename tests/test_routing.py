@@ -110,6 +110,13 @@ def test_planning_goes_to_the_capable_endpoint_and_easy_calls_to_any(
     # streamed, so the first token was timed; priced from the configuration
     assert planner.ttft_s is not None and 0.1 < planner.ttft_s <= planner.latency_s
     assert planner.cost == pytest.approx((10 * 5.0 + 20 * 15.0) / 1e6)
+    # the responder's calls go to either (least-busy breaks ties at random): run until
+    # fast has answered one, so both have a latency per token to compare
+    for n in range(3, 20):
+        if fast.calls("responder"):
+            break
+        run(compiled, make_context(llm_config=config, backend="dry-run"), TWO_STEPS,
+            thread=f"r{n}")
     health = ROUTER.health()  # the latency per token that lowest-latency ranks on
     assert health["fast"]["per_token_s"] < health["strong"]["per_token_s"]
 
