@@ -68,10 +68,21 @@ def test_sigkill_mid_execution_then_resume_runs_unfinished_subtasks_only(tmp_pat
     def lines() -> list[str]:
         return log.read_text().splitlines() if log.exists() else []
 
+    def saved() -> set[int]:
+        """The subtasks whose results are in the checkpoint's pending writes."""
+        if not (tmp_path / "ws" / "checkpoints.sqlite").exists():
+            return set()
+        with open_checkpointer(f"sqlite:///{tmp_path / 'ws' / 'checkpoints.sqlite'}") as saver:
+            found = saver.get_tuple({"configurable": {"thread_id": "crash-1"}})
+            return {value["id"] for _, _, value in (found.pending_writes if found else [])
+                    if isinstance(value, dict) and value.get("status") == "done"}
+
     try:
         _wait_for(lambda: {"end fast-a 0.1", "end fast-b 0.2", "start slow 4"} <= set(lines())
                   and any(line.startswith("end summary of") for line in lines()))
-        time.sleep(0.5)  # let the finished tasks' checkpoint writes land
+        # kill once the finished subtasks' results are in the checkpoint, not after a
+        # guess of how long the writes take
+        _wait_for(lambda: saved() == {0, 1, 3} or proc.poll() is not None)
         assert proc.poll() is None, "the run finished before it could be killed"
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
@@ -79,11 +90,7 @@ def test_sigkill_mid_execution_then_resume_runs_unfinished_subtasks_only(tmp_pat
         if proc.poll() is None:
             proc.kill()
     assert "end slow 4" not in lines()
-    with open_checkpointer(f"sqlite:///{tmp_path / 'ws' / 'checkpoints.sqlite'}") as saver:
-        found = saver.get_tuple({"configurable": {"thread_id": "crash-1"}})
-        saved = {value["id"] for _, _, value in (found.pending_writes if found else [])
-                 if isinstance(value, dict) and value.get("status") == "done"}
-    assert saved == {0, 1, 3}  # the premise: the finished subtasks were checkpointed
+    assert saved() == {0, 1, 3}  # the premise: the finished subtasks were checkpointed
 
     resumed = subprocess.run(_cli(tmp_path, "resume", "--thread", "crash-1", "--json"),
                              env=env, capture_output=True, text=True, timeout=120)
