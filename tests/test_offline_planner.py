@@ -60,19 +60,32 @@ def test_adapt_refuses_what_the_request_does_not_give():
         adapt(TOPIC, read_request("What is 'the band played all night' about?"))
 
 
-def test_offline_plan_adapts_the_nearest_example_and_validates_it():
+def test_offline_plan_reads_the_request_clause_by_clause():
     found = offline_plan("Caption photo.jpg and translate the caption into German.", [],
                          SMALL_BANK, max_subtasks=10)
-    assert found.example_id == "b-caption" and found.similarity > 0.45
-    assert found.items[0]["args"]["image"] == "photo.jpg"
-    assert found.items[1]["args"]["tgt_lang"] == "de"
+    assert found.describe() == "offline: read from the request"
+    assert found.items == [
+        {"id": 0, "task": "image-to-text", "dep": [], "args": {"image": "photo.jpg"}},
+        {"id": 1, "task": "translation", "dep": [0],
+         "args": {"text": "<GENERATED>-0", "tgt_lang": "de"}}]
+
+
+def test_a_clause_no_cue_covers_takes_the_task_of_the_nearest_one_step_example():
+    found = offline_plan('Italian for "good night", please', [], SMALL_BANK, max_subtasks=10)
+    assert found.describe().startswith("offline: read from the request (clauses matched to "
+                                       "bank examples b-quote")
+    assert found.items[0]["task"] == "translation"
+    assert found.items[0]["args"] == {"text": "good night", "tgt_lang": "it"}
 
 
 def test_offline_plan_says_when_it_cannot():
+    nothing = offline_plan("What is the boiling point of water on Mars?", [], SMALL_BANK,
+                           max_subtasks=10)
+    assert nothing.items == [] and "nothing in it needs an expert model" in nothing.describe()
     with pytest.raises(CannotPlanOffline, match="no example of the bank is similar enough"):
-        offline_plan("What is the boiling point of water on Mars?", [], SMALL_BANK,
-                     max_subtasks=10)
-    with pytest.raises(CannotPlanOffline, match="did not fit: b-caption"):
+        offline_plan('Mumble grumble "xq zv"', [], SMALL_BANK, max_subtasks=10)
+    with pytest.raises(CannotPlanOffline, match="image-to-text in 'Caption the picture' needs "
+                                                "an image: attach one"):
         offline_plan("Caption the picture and translate the caption into German.", [],
                      SMALL_BANK, max_subtasks=10)
 
@@ -90,7 +103,7 @@ def test_without_an_llm_the_graph_plans_offline(compiled, workspace, small_bank_
     context = Context(backend="lite", workspace=str(workspace), plan_bank=small_bank_file)
     out = run(compiled, context, "Is 'the goalkeeper saved a penalty' about sport, "
                                  "politics or cooking?")
-    assert out["planner"].startswith("offline: adapted bank example b-topic")
+    assert out["planner"] == "offline: read from the request"
     assert out["selector"] == "ranking only (no selector LLM)"
     assert out["responder"] == "template (no LLM configured)"
     assert out["status"] == "completed"
@@ -101,7 +114,7 @@ def test_without_an_llm_the_graph_plans_offline(compiled, workspace, small_bank_
 def test_offline_failure_aborts_with_how_to_configure_an_llm(compiled, workspace,
                                                              small_bank_file):
     context = Context(workspace=str(workspace), plan_bank=small_bank_file)
-    out = run(compiled, context, "Write me a sonnet about the sea")
+    out = run(compiled, context, 'Mumble grumble "xq zv"')
     assert out["status"] == "aborted" and out["planner"] == "offline"
     assert "cannot plan this request offline" in out["abort_reason"]
     assert "OPENAI_API_KEY" in out["abort_reason"]

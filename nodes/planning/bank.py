@@ -60,13 +60,26 @@ class PlanBank:
     def nearest(self, request: str, k: int = 4) -> list[tuple[BankExample, float]]:
         """The ``k`` examples most similar to ``request`` (compared through ``key``),
         with cosine similarities."""
+        return self.nearest_many([request], k)[0]
+
+    def nearest_many(self, requests: list[str], k: int = 4
+                     ) -> list[list[tuple[BankExample, float]]]:
+        """:meth:`nearest` for several requests, embedded in one call. Each is clipped
+        to its first 2,000 characters after ``key``: an instruction longer than that is
+        rare, and a long one would cost time in proportion to its length."""
         from hugginggpt.tools.experts.lite import minilm
 
+        if not requests:
+            return []
         matrix = self._embeddings()
-        query = minilm().encode([self.key(request)], normalize_embeddings=True)[0]
-        scores = matrix @ query
-        order = scores.argsort()[::-1][:k]
-        return [(self.examples[i], float(scores[i])) for i in order]
+        queries = minilm().encode([self.key(r)[:2000] for r in requests],
+                                  normalize_embeddings=True)
+        found = []
+        for query in queries:
+            scores = matrix @ query
+            order = scores.argsort()[::-1][:k]
+            found.append([(self.examples[i], float(scores[i])) for i in order])
+        return found
 
 
 @lru_cache(maxsize=4)

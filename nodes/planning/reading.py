@@ -1,8 +1,13 @@
-"""Reading a request: its quoted texts, the files and URLs it names, target languages,
-candidate labels, a question, and the clauses where a new step starts.
+"""Reading a request: the texts it quotes or pastes, the files and URLs it names, target
+languages, candidate labels, a question, and the clauses where a new step starts.
 
-The offline planner (:mod:`hugginggpt.nodes.planning.offline`) adapts a bank example with
-these facts; the example bank compares requests by their :func:`request_shape`; model
+Everything is read from the *instruction*: the request with its quoted and pasted texts
+masked (:func:`mask`). A pasted article is never split into clauses, searched for file
+names or embedded, so reading a 100 KB request costs about what reading its first line
+does. Requests in English, French, Spanish, German and Chinese are read alike.
+
+The offline planner (:mod:`hugginggpt.nodes.planning.offline`) builds plans from these
+facts; the example bank compares requests by their :func:`request_shape`; model
 selection and the LLM call estimates split requests into clauses.
 """
 
@@ -14,16 +19,26 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from hugginggpt.tools.kinds import DATA_KINDS, is_url, kind_of_literal
-from hugginggpt.tools.languages import BY_NAME
+from hugginggpt.tools.languages import BY_NAME, NATIVE_NAMES
 
-__all__ = ["QUOTE_RE", "FILE_RE", "LANGUAGES", "RequestFacts", "read_request",
-           "request_shape", "split_clauses", "unquote_files", "url_kind"]
+__all__ = ["QUOTE_RE", "FILE_RE", "LANGUAGES", "Masked", "RequestFacts", "mask",
+           "read_request", "request_shape", "split_clauses", "unquote_files", "url_kind",
+           "target_languages", "mentioned_language", "is_question"]
 
-QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|«\s*([^»]+?)\s*»|(?<![\w])\'([^\']{2,})\'(?![\w])')
-"""Quoted text: "double", “curly”, «guillemets» or 'single' quotes."""
+QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|«\s*([^»]+?)\s*»|「([^」]+)」|『([^』]+)』'
+                      r"|(?<![\w])'([^']{2,})'(?![\w])")
+"""Quoted text: "double", “curly”, «guillemets», 「corner」 or 'single' quotes."""
 FILE_RE = re.compile(
-    r"(?:https?://\S+?|[\w./-]+\.[A-Za-z0-9]{2,5})(?=[\s,;:!?)'\"]|\.(?:\s|$)|$)")
+    r"(?:https?://\S+?|[\w./-]+\.[A-Za-z0-9]{2,5})(?=[\s,;:!?)'\"，。；：？！]|\.(?:\s|$)|$)")
 """A URL, or a token that looks like a file name with a suffix."""
+PLACEHOLDER = re.compile(r"⟨(\d+)⟩")
+"""Where a masked text stood in the instruction: ⟨0⟩ for the first."""
+_PASTE = re.compile(r"(?<!\d)(?::(?!//|\d)|：)\s*|\n\s*\n")
+"""Where a pasted text starts: after a colon, or after a blank line."""
+PASTE_MIN = 24
+"""A colon's tail is a pasted text when it has at least this many characters outside
+quotes ("Summarise this: <article>"), and does not read as more instructions: it starts
+with a verb ("Restyle old_house.jpg: make it look like...") or names a file."""
 
 
 def unquote_files(text: str) -> str:
@@ -42,32 +57,138 @@ def url_kind(value: str) -> str:
     return "url" if kind == "text" and is_url(value) else kind
 
 
+@dataclass(frozen=True)
+class Masked:
+    """A request with its texts taken out.
+
+    ``instruction`` is the request with each quoted text and the pasted text replaced by
+    a placeholder ``⟨i⟩`` for ``texts[i]``; ``pasted`` is the index of the pasted text
+    (the tail after a colon or a blank line), which belongs to the whole request rather
+    than to the clause it ends.
+    """
+
+    instruction: str
+    texts: tuple[str, ...] = ()
+    pasted: int | None = None
+
+    def restore(self, text: str) -> str:
+        """``text`` (a part of the instruction) with its placeholders put back."""
+        return PLACEHOLDER.sub(lambda m: self.texts[int(m.group(1))], text)
+
+
+def _unquoted_length(text: str) -> int:
+    """Characters outside quotes, a Chinese character counting as three (a word)."""
+    rest = QUOTE_RE.sub("", text).strip(" .,;\n")
+    return len(rest) + 2 * len(_CJK.findall(rest))
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def mask(request: str) -> Masked:
+    """Take the pasted text and the quoted texts out of ``request``.
+
+    The pasted text is looked for first, so the quotes inside an article are part of it;
+    only the instruction before it is searched for quotes.
+    """
+    request = unquote_files(request)
+    texts: list[str] = []
+    head, pasted = request, None
+    for match in _PASTE.finditer(request):
+        tail = request[match.end():].strip()
+        if _unquoted_length(tail) >= PASTE_MIN and _unquoted_length(
+                request[:match.start()]) >= 2 and not _INSTRUCTION.match(tail) and not (
+                FILE_RE.search(tail[:300])) and not (len(tail) < 120 and is_question(tail)):
+            head, pasted = request[:match.start()], 0
+            texts.append(tail)
+            break
+
+    def hide(match: re.Match[str]) -> str:
+        inner = next(g for g in match.groups() if g).strip()
+        texts.append(inner)
+        return f" ⟨{len(texts) - 1}⟩ "
+
+    instruction = QUOTE_RE.sub(hide, head)
+    if pasted is not None:
+        instruction = f"{instruction.rstrip()}: ⟨0⟩"
+    return Masked(" ".join(instruction.split()), tuple(texts), pasted)
+
+
 def request_shape(request: str) -> str:
-    """The request with its particulars masked: quoted texts, file names and URLs, and a
-    long text after a colon become placeholders. Examples are matched on this shape, so
-    that "Translate 'good night' to Spanish" finds "Translate 'hello world' to Italian"
-    whatever the quoted words are."""
-    shape = QUOTE_RE.sub(' "TEXT" ', unquote_files(request))
+    """The request with its particulars masked: quoted and pasted texts, file names and
+    URLs become placeholders. Examples are matched on this shape, so that "Translate
+    'good night' to Spanish" finds "Translate 'hello world' to Italian" whatever the
+    quoted words are."""
+    shape = PLACEHOLDER.sub(' "TEXT" ', mask(request).instruction)
     shape = FILE_RE.sub(lambda m: f"{url_kind(m.group(0).rstrip('.')).upper()}_FILE", shape)
-    head, colon, tail = shape.partition(": ")
-    if colon and len(tail) > 40:
-        shape = f"{head}: TEXT"
     return " ".join(shape.split())
 
 
 LANGUAGES = BY_NAME
 """Language names a request may use ("into French") -> code."""
+_NAMES = {**BY_NAME, **{n: c for names in NATIVE_NAMES.values() for n, c in names.items()}}
+_NAME_RE = "|".join(sorted(map(re.escape, _NAMES), key=len, reverse=True))
 _TARGET_RE = re.compile(
-    r"\b(?:to|into|in)\s+(" + "|".join(LANGUAGES) + r")\b", re.IGNORECASE)
+    r"(?:\b(?:to|into|in|en|vers l'|vers le|al|a|ins|auf|nach)\s*|(?:成|为|為|到|用|译|譯)\s*)"
+    rf"({_NAME_RE})(?![a-zà-ÿ])", re.IGNORECASE)
+_NOT_TARGET = re.compile(r"\b(?:written|spoken|said|is|it's|écrit|escrito|geschrieben|from|"
+                         r"de l'|del|aus dem|aus)\s*$", re.IGNORECASE)
+_SOURCE_RE = re.compile(rf"\b(?:from|de l'|du|del|aus dem|aus)\s*({_NAME_RE})(?![a-zà-ÿ])|"
+                        rf"(?:从)\s*({_NAME_RE})", re.IGNORECASE)
 _LABELS_RE = re.compile(
-    r"(?:\b(?:labels?|categories|classes|topics|as|into|between|among|one of|about)\s*:?|:)\s+"
-    r"([\w -]+(?:\s*,\s*[\w -]+)+|[\w-]+\s+or\s+[\w-]+)", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+    r"(?:\b(?:labels?|categories|classes|topics|as|into|between|among|one of|about|comme|"
+    r"como|entre|als|zwischen|parmi)\s*:?|:|为)\s*"
+    r"([\w -]+(?:\s*[,、，]\s*[\w -]+)+|[\w-]+\s+(?:or|ou|o|oder|还是|或)\s+[\w-]+)",
+    re.IGNORECASE)
+_LABEL_SPLIT = re.compile(r"\s*[,、，]\s*(?:(?:or|and|ou|et|o|y|oder|und)\s+)?|"
+                          r"\s+(?:or|and|ou|et|o|y|oder|und)\s+|还是|或者|或|和")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
+
+
+def target_languages(instruction: str) -> list[str]:
+    """The languages ``instruction`` asks for, as codes in order: "into French and
+    German", "en anglais", "auf Englisch", "翻译成英文". A language the text is said to
+    be written in ("written in French", "from German") is not a target."""
+    found: list[str] = []
+    for match in _TARGET_RE.finditer(instruction):
+        if _NOT_TARGET.search(instruction[:match.start()]):
+            continue
+        code = _NAMES[match.group(1).lower()]
+        if code not in found:
+            found.append(code)
+        tail = re.match(rf"(?:\s*(?:,|and|or|&|et|y|und|和|、)\s*(?:in|into|to|en|al|ins)?\s*"
+                        rf"({_NAME_RE})(?![a-zà-ÿ]))+", instruction[match.end():],
+                        re.IGNORECASE)
+        for name in re.findall(_NAME_RE, tail.group(0), re.IGNORECASE) if tail else []:
+            if _NAMES[name.lower()] not in found:
+                found.append(_NAMES[name.lower()])
+    return found
+
+
+def source_language(instruction: str) -> str | None:
+    """A source language the request names ("from German"), or None."""
+    match = _SOURCE_RE.search(instruction)
+    name = match and (match.group(1) or match.group(2))
+    return _NAMES[name.lower()] if name else None
+
+
+def mentioned_language(instruction: str) -> str | None:
+    """A language named anywhere in ``instruction`` ("Italian for 'good night'") that is
+    not a source ("from German"), or None."""
+    for match in re.finditer(rf"(?<![a-zà-ÿ])({_NAME_RE})(?![a-zà-ÿ])", instruction,
+                             re.IGNORECASE):
+        if not _NOT_TARGET.search(instruction[:match.start()]):
+            return _NAMES[match.group(1).lower()]
+    return None
+
+
+def is_question(text: str) -> bool:
+    return text.rstrip().endswith(("?", "？"))
 
 
 @dataclass
 class RequestFacts:
-    """What adaptation takes from a request."""
+    """What planning takes from a request (or from one clause of it)."""
 
     files: dict[str, list[str]] = field(default_factory=dict)
     quotes: list[str] = field(default_factory=list)
@@ -77,43 +198,59 @@ class RequestFacts:
     labels: str | None = None
     question: str | None = None
     body: str = ""
+    source_language: str | None = None
 
 
-def quotes(text: str) -> list[str]:
-    return [next(g for g in m.groups() if g).strip() for m in QUOTE_RE.finditer(text)]
+def files_in(instruction: str, attached: Sequence[str] = ()) -> dict[str, list[str]]:
+    """Files by kind: attached first, then named in the instruction, in order."""
+    files: dict[str, list[str]] = {}
+    for value in [*attached, *(m.group(0).rstrip(".") for m in FILE_RE.finditer(
+            PLACEHOLDER.sub(" ", instruction)))]:
+        kind = kind_of_literal(value) if not is_url(value) else url_kind(value)
+        names = files.setdefault(kind, [])
+        if kind in DATA_KINDS - {"text"} and value not in names and not any(
+            PurePosixPath(value).name == PurePosixPath(n).name for n in names
+        ):
+            names.append(value)
+    return {kind: names for kind, names in files.items() if names}
+
+
+def labels_in(instruction: str) -> str | None:
+    """Candidate labels ("as sports, politics or science"), comma-separated, or None."""
+    match = _LABELS_RE.search(PLACEHOLDER.sub(" ", instruction))
+    if not match:
+        return None
+    labels = [w.strip() for w in _LABEL_SPLIT.split(match.group(1)) if w and w.strip()]
+    return ", ".join(labels) if len(labels) > 1 else None
+
+
+def question_in(masked: Masked, instruction: str) -> str | None:
+    """The question asked: a quoted one, else the instruction's sentence ending in '?'."""
+    quoted = [masked.texts[int(i)] for i in PLACEHOLDER.findall(instruction)]
+    asked = [q for q in quoted if is_question(q)] or [
+        s for s in _SENTENCE_END.split(instruction) if is_question(s)
+        and not PLACEHOLDER.fullmatch(s.strip(" ?？"))]
+    return masked.restore(asked[0]).strip() if asked else None
 
 
 def read_request(request: str, attached: Sequence[str] = ()) -> RequestFacts:
     """Files (attached first, then named in the request, in order), quoted texts, the
     target language, candidate labels, a question and the text to work on."""
-    request = unquote_files(request)
-    facts = RequestFacts(quotes=quotes(request))
-    unquoted = QUOTE_RE.sub(" ", request)
-    for value in [*attached, *(m.group(0).rstrip(".") for m in FILE_RE.finditer(unquoted))]:
-        kind = kind_of_literal(value) if not is_url(value) else url_kind(value)
-        names = facts.files.setdefault(kind, [])
-        if kind in DATA_KINDS - {"text"} and value not in names and not any(
-            PurePosixPath(value).name == PurePosixPath(n).name for n in names
-        ):
-            names.append(value)
-    if match := _TARGET_RE.search(unquoted):
-        facts.target_language = LANGUAGES[match.group(1).lower()]
-        tail = re.match(r"(?:\s*(?:,|and|or|&)\s*(?:in|into|to)?\s*(" + "|".join(LANGUAGES)
-                        + r")\b)+", unquoted[match.end():], re.IGNORECASE)
-        if tail:
-            facts.more_languages = [LANGUAGES[w.lower()] for w in re.findall(
-                "|".join(LANGUAGES), tail.group(0), re.IGNORECASE)]
-    if match := _LABELS_RE.search(unquoted):
-        words = re.split(r"\s*,\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+", match.group(1))
-        labels = [w.strip() for w in words if w.strip()]
-        facts.labels = ", ".join(labels) if len(labels) > 1 else None
-    questions = [q for q in facts.quotes if q.endswith("?")] or [
-        s for s in _SENTENCE_END.split(unquoted) if s.strip().endswith("?")]
-    facts.question = questions[0].strip() if questions else None
-    parts = re.split(r":\s+", request, maxsplit=1)  # "Summarise this: <text>"
-    after = parts[1].strip() if len(parts) == 2 else ""
-    facts.body = (" ".join(facts.quotes) or (after if len(after) > 20 else request)).strip()
-    return facts
+    masked = mask(request)
+    instruction = masked.instruction
+    targets = target_languages(PLACEHOLDER.sub(" ", instruction))
+    quoted = [t for i, t in enumerate(masked.texts) if i != masked.pasted]
+    pasted = masked.texts[masked.pasted] if masked.pasted is not None else ""
+    return RequestFacts(
+        files=files_in(instruction, attached),
+        quotes=[*quoted, *([pasted] if pasted else [])],
+        target_language=targets[0] if targets else None,
+        more_languages=targets[1:],
+        labels=labels_in(instruction),
+        question=question_in(masked, instruction),
+        body=(" ".join([*quoted, pasted]).strip() or masked.restore(instruction)).strip(),
+        source_language=source_language(PLACEHOLDER.sub(" ", instruction)),
+    )
 
 
 _VERBS = (
@@ -121,18 +258,36 @@ _VERBS = (
     "create|denoise|describe|detect|determine|draw|edit|embed|enhance|estimate|explain|"
     "extract|find|generate|give|identify|label|list|make|measure|paint|paraphrase|produce|"
     "read|recogni[sz]e|remove|render|rewrite|say|segment|separate|speak|summari[sz]e|tag|"
-    "tell|transcribe|translate|turn|voice|write|show|also|finally|afterwards|next"
+    "tell|transcribe|translate|turn|voice|write|show|also|finally|afterwards|next|"
+    "tradui[sr]e?|traduisez|résume[rz]?|lis|lisez|décri[sr]e?|transcri[sr]e?|dessine|"
+    "détecte|écri[sr]e?|donne|dis|traduce|traducir|resume|resumir|lee|leer|describe|"
+    "dibuja|detecta|escribe|dime|übersetze|übersetzen|fasse|lies|beschreibe|"
+    "transkribiere|zeichne|erkenne|schreibe|sag"
 )
+_INSTRUCTION = re.compile(rf"(?:please\s+|then\s+|and\s+)?(?:{_VERBS})\b", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(
     r"(?:,?\s+and then\s+|,?\s+then\s+|;\s*|(?<=[.!?])\s+"
-    rf"|,?\s+and\s+(?=(?:please\s+|also\s+)?(?:{_VERBS})\b)"
+    r"|,?\s+(?:et |puis |ensuite |y luego |luego |después |y después |und dann |dann |"
+    r"danach |anschließend )\s*"
+    r"|\s*(?:，|,)?\s*(?:然后|接着|之后|最后|再把|再将|并且|并把|并将)\s*|[。；！]\s*|(?<=[？])\s*"
+    rf"|,?\s+(?:and|y|und|et)\s+(?=(?:please\s+|also\s+)?(?:{_VERBS})\b)"
     rf"|,\s+(?=(?:please\s+|also\s+)?(?:{_VERBS})\b))", re.IGNORECASE)
-def split_clauses(request: str) -> list[str]:
-    """The request cut where a new step starts ("..., then ...", "... and ...", ". ")."""
-    masked = QUOTE_RE.sub(lambda m: "\x00" * len(m.group(0)), request)  # never cut quotes
+
+
+def clause_spans(instruction: str) -> list[tuple[int, int]]:
+    """Where the clauses of a masked instruction are: cut at "..., then ...",
+    "... and <verb> ...", ". ", "puis", "luego", "dann", "然后" and the like."""
     cuts = [0]
-    for match in _CLAUSE_SPLIT.finditer(masked):
+    for match in _CLAUSE_SPLIT.finditer(instruction):
         cuts += [match.start(), match.end()]
-    cuts.append(len(request))
-    return [request[a:b].strip(" ,.") for a, b in zip(cuts[::2], cuts[1::2], strict=True)
-            if request[a:b].strip(" ,.")]
+    cuts.append(len(instruction))
+    return [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=True)
+            if instruction[a:b].strip(" ,.")]
+
+
+def split_clauses(request: str) -> list[str]:
+    """The request cut where a new step starts ("..., then ...", "... and ...", ". "),
+    never inside a quoted or pasted text; each clause with its texts put back."""
+    masked = mask(request)
+    text = masked.instruction
+    return [masked.restore(text[a:b]).strip(" ,.") for a, b in clause_spans(text)]

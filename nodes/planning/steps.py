@@ -1,0 +1,431 @@
+"""A plan read from the request, clause by clause: what each clause asks for, bound to
+the files, texts, languages, labels and questions it names, fed by earlier steps where
+it refers back.
+
+For each clause of the masked instruction (:func:`~hugginggpt.nodes.planning.reading.mask`)
+the task types come from cue words (:mod:`~hugginggpt.nodes.planning.cues`), else from a
+question and the inputs at hand (an image and a question is visual question answering),
+else from the example bank's nearest one-step example, which the caller looks up for all
+such clauses in one batch. Then each task gets its arguments:
+
+- a file argument takes the clause's own files of its kind (one step per file: "the
+  text of a.png and b.png" is two steps), else an earlier step's output of that kind
+  when the clause refers back or the request has no such file, else the request's next
+  unused file of that kind (every one of them with "both", "each", "these");
+- a text argument takes the clause's quoted text, else the pasted text, else the latest
+  earlier *text* output when the clause refers back ("it", "the summary", "它") or the
+  request quotes nothing, else the request's texts; a label or a score never feeds a text
+  step;
+- a question is the quoted question or the sentence ending in "?", never the context;
+- labels come from "as A, B or C"; a target language from the clause's words, with one
+  step per language; the source language is detected from a literal text;
+- a target language named in a clause that asks for something else ("what does the sign
+  say in English", "read it aloud in French") adds the translation the ask implies.
+
+Identical steps are planned once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from hugginggpt.nodes.planning.cues import DOCUMENT_NAME, GENERIC_LOOK, Match
+from hugginggpt.nodes.planning.reading import (
+    PLACEHOLDER,
+    Masked,
+    clause_spans,
+    files_in,
+    labels_in,
+    mentioned_language,
+    question_in,
+    source_language,
+    target_languages,
+)
+from hugginggpt.tools.experts.tasks import get_task_type
+
+__all__ = ["Clause", "PlanReader", "clauses_of"]
+
+_REFERS_BACK = re.compile(
+    r"\b(?:it|its|that|them|they|these|those|both|the result|the results|the output|the "
+    r"(?:caption|text|transcript|transcription|summary|translation|answer|description|story|"
+    r"poem|reply|words|recording|speech|audio|image|picture|photo|two))\b|\b(?:ça|le résultat|"
+    r"la traduction|le résumé|la transcription|la légende|lo|la|el resultado|la traducción|"
+    r"el resumen|la transcripción|es|das ergebnis|die übersetzung|die zusammenfassung|"
+    r"das transkript)\b|它|结果|译文|摘要|内容|文字", re.IGNORECASE)
+_EVERY = re.compile(r"\b(?:both|each|all|these|every|two|les deux|chacune?|ambas|ambos|"
+                    r"beide|jede)\b|两|每", re.IGNORECASE)
+_COMBINE = re.compile(r"\b(?:combin|together|merge|both|all of|from (?:the|these) "
+                      r"(?:results|outputs))|\bensemble|\bjunt|\bzusammen|结合|综合", re.IGNORECASE)
+_PROMPT_LEAD = re.compile(
+    r"^.*?\b(?:image|picture|photo|drawing|illustration|painting|poster|logo|wallpaper|"
+    r"artwork|icon|video|animation|clip)s?\s+(?:of|showing|with|where)\s+|^.*?\b(?:draw|paint|"
+    r"sketch|illustrate|animate)\s+(?:me\s+)?", re.IGNORECASE)
+_POLITE = re.compile(r"^(?:(?:please|could you|can you|would you|kindly|hey|hi|ok|okay|now)"
+                     r"[\s,]+)+", re.IGNORECASE)
+GENERATIVE = frozenset({"text-generation", "text2text-generation", "text-to-image",
+                        "text-to-video", "conversational"})
+_FILE_STAGE = 0
+_TEXT_STAGE = 1
+_MAKE_STAGE = 2
+
+
+@dataclass
+class Clause:
+    """One clause of the masked instruction, with what it names."""
+
+    text: str
+    masked: Masked
+    files: dict[str, list[str]]
+    literals: list[int]
+    targets: list[str]
+    labels: str | None
+    question: str | None
+    matches: list[Match] = field(default_factory=list)
+
+    @property
+    def refers_back(self) -> bool:
+        return bool(_REFERS_BACK.search(PLACEHOLDER.sub(" ", self.text)))
+
+
+def clauses_of(masked: Masked) -> list[Clause]:
+    """The clauses of the instruction with their files, texts, languages and labels."""
+    found: list[Clause] = []
+    spans = clause_spans(masked.instruction)
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:  # a clause of quoted text alone belongs to the one before
+        if merged and not PLACEHOLDER.sub("", masked.instruction[start:end]).strip(" ,.:"):
+            merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    for start, end in merged:
+        text = masked.instruction[start:end].strip(" ,.")
+        plain = PLACEHOLDER.sub(" ", text)
+        found.append(Clause(
+            text=text, masked=masked, files=files_in(text),
+            literals=[int(i) for i in PLACEHOLDER.findall(text)],
+            targets=target_languages(plain), labels=labels_in(text),
+            question=question_in(masked, text)))
+    return found
+
+
+def _stage(task: str) -> int:
+    task_type = get_task_type(task)
+    if task_type is None:
+        return _TEXT_STAGE
+    if any(a.kind in ("image", "audio", "table", "video") for a in task_type.args
+           if a.required):
+        return _FILE_STAGE
+    if task in ("text-to-speech", "text-to-image", "text-to-video"):
+        return _MAKE_STAGE
+    return _TEXT_STAGE
+
+
+@dataclass
+class PlanReader:
+    """Builds the plan step by step; ``problems`` says why a clause gave no step."""
+
+    masked: Masked
+    attached: list[str]
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    used_texts: set[int] = field(default_factory=set)
+    used_files: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.files = files_in(self.masked.instruction, self.attached)
+        self.targets = target_languages(PLACEHOLDER.sub(" ", self.masked.instruction))
+
+    # what is at hand
+    def available(self, clause: Clause) -> set[str]:
+        kinds = set(clause.files) or set(self.files)
+        for step in self.steps:
+            kinds |= self._made(step)
+        return kinds | {"text"}
+
+    @staticmethod
+    def _made(step: dict[str, Any]) -> set[str]:
+        task_type = get_task_type(step["task"])
+        return {o.kind for o in task_type.outputs} if task_type else set()
+
+    def _latest(self, kind: str, skip: int = 0) -> list[int]:
+        return [i for i in range(len(self.steps) - 1, -1, -1)
+                if kind in self._made(self.steps[i])][skip:]
+
+    # tasks of a clause
+    def tasks(self, clause: Clause, fallback: str | None) -> list[tuple[str, str]]:
+        """(task, intent) pairs the clause asks for, in the order they run."""
+        at_hand = self.available(clause)
+        asked: list[tuple[str, str]] = []
+        for match in clause.matches:
+            task = self._refine(match, clause, at_hand)
+            if task and (task, match.cue.intent) not in asked:
+                asked.append((task, match.cue.intent))
+        if not asked and clause.labels and clause.question:  # "... sport or music?"
+            image = "image" in clause.files and not clause.literals
+            asked.append(("zero-shot-image-classification" if image
+                          else "zero-shot-classification", ""))
+        if not asked and (task := self._by_inputs(clause, at_hand)):
+            asked.append((task, ""))
+        if not asked and fallback:
+            asked.append((fallback, ""))
+        asked = self._producers(clause, asked)
+        if any(t == "zero-shot-classification" for t, _ in asked):
+            asked = [(t, i) for t, i in asked if t != "text-classification" or i]
+        if clause.targets and not any(t == "translation" for t, _ in asked):
+            asked = self._implied_translation(asked)
+        return sorted(asked, key=lambda ti: _stage(ti[0]) if ti[0] != "translation" else (
+            _MAKE_STAGE - 0.5 if any(t == "text-to-speech" for t, _ in asked) else _TEXT_STAGE))
+
+    def _refine(self, match: Match, clause: Clause, at_hand: set[str]) -> str | None:
+        task = match.task
+        has_labels = clause.labels or None
+        if task == "zero-shot-classification":
+            if not has_labels:
+                return "text-classification" if not clause.matches[1:] else None
+            if "image" in clause.files or ("image" in at_hand and not self._has_text(clause)):
+                return "zero-shot-image-classification"
+            return task
+        if task == "text-classification" and "audio" in clause.files:
+            return "audio-classification"
+        if task == "object-detection" and clause.question and re.search(
+                r"\b(?:is there|are there|what|which|who|where)\b", clause.text, re.I) and not \
+                re.search(r"\b(?:how many|detect|count|objects?|locate|find)\b", clause.text,
+                          re.I):
+            return self._question_task(clause, at_hand)
+        return task
+
+    def _has_text(self, clause: Clause) -> bool:
+        return bool(clause.literals) or bool(self._latest("text"))
+
+    def _question_task(self, clause: Clause, at_hand: set[str]) -> str | None:
+        files = clause.files or self.files
+        if "image" in at_hand and "image" in files:
+            name = files["image"][0]
+            if DOCUMENT_NAME.search(name):
+                return "document-question-answering"
+            return "image-to-text" if GENERIC_LOOK.search(clause.text) else (
+                "visual-question-answering")
+        if "table" in at_hand and "table" in files:
+            return "table-question-answering"
+        if "audio" in clause.files:
+            return "automatic-speech-recognition"
+        if [i for i in clause.literals + self._all_texts() if not _is_q(self.masked, i)] or (
+                self._latest("text")):
+            return "question-answering"
+        return None
+
+    def _by_inputs(self, clause: Clause, at_hand: set[str]) -> str | None:
+        if clause.question:
+            return self._question_task(clause, at_hand)
+        if "image" in clause.files:
+            return "image-to-text"
+        if "audio" in clause.files:
+            return "automatic-speech-recognition"
+        return None
+
+    def _producers(self, clause: Clause, asked: list[tuple[str, str]]
+                   ) -> list[tuple[str, str]]:
+        """The asks with a caption or a transcript first where the clause names an image
+        or a recording and only asks for work on text ("summarise podcast.mp3")."""
+        if not asked or self._latest("text") and clause.refers_back:
+            return asked
+        needs = {a.kind for t, _ in asked if (tt := get_task_type(t)) for a in tt.args
+                 if a.required}
+        if "text" not in needs or clause.literals:
+            return asked
+        for kind, task in (("image", "image-to-text"), ("audio", "automatic-speech-recognition")):
+            if kind in clause.files and kind not in needs:
+                asked = [(task, ""), *asked]
+        return asked
+
+    @staticmethod
+    def _implied_translation(asked: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        speaks = any(t == "text-to-speech" for t, _ in asked)
+        writes = any(t not in GENERATIVE and _makes_text(t) for t, _ in asked)
+        return [*asked, ("translation", "")] if speaks or writes else asked
+
+    def _all_texts(self) -> list[int]:
+        return list(range(len(self.masked.texts)))
+
+    # arguments
+    def add(self, clause: Clause, task: str, intent: str) -> None:
+        task_type = get_task_type(task)
+        if task_type is None:
+            return
+        variants: list[dict[str, str]] = [{}]
+        for arg in task_type.args:
+            values = self._values(arg.name, str(arg.kind), task, clause, not arg.required)
+            if values is None:
+                if arg.required:
+                    self.problems.append(f"{task} in {clause.masked.restore(clause.text)!r} "
+                                         f"needs {_needs(str(arg.kind), arg.name)}")
+                    return
+                continue
+            variants = [{**v, arg.name: value} for v in variants for value in values]
+        for args in variants:
+            if task == "translation":
+                args = self._translation_args(args, clause)
+            self._append(task, args, intent)
+
+    def _append(self, task: str, args: dict[str, str], intent: str) -> None:
+        refs = sorted({int(k) for v in args.values() for k in re.findall(
+            r"<GENERATED>-(\d+)", v)})
+        step = {"id": len(self.steps), "task": task, "dep": refs, "args": args}
+        if any(s["task"] == task and s["args"] == args for s in self.steps):
+            return
+        self.steps.append(step)
+
+    def _values(self, name: str, kind: str, task: str, clause: Clause,
+                optional: bool) -> list[str] | None:
+        if kind in ("image", "audio", "table", "video"):
+            return self._files(kind, clause)
+        if name == "labels":
+            return [clause.labels] if clause.labels else None
+        if name == "tgt_lang":
+            return clause.targets or self.targets or [mentioned_language(clause.text) or "en"]
+        if name == "src_lang":
+            return None
+        if name == "question":
+            question = clause.question or _plain_question(clause)
+            return [question] if question else None
+        if name == "text2":
+            return self._second_text(clause)
+        if optional and task in ("image-to-image", "image-text-to-text"):
+            text = _POLITE.sub("", clause.masked.restore(clause.text)).strip()
+            return [text] if task == "image-text-to-text" or len(text) > 8 else None
+        return self._text(task, clause)
+
+    def _files(self, kind: str, clause: Clause) -> list[str] | None:
+        own = clause.files.get(kind, [])
+        if own:
+            self.used_files.update(own)
+            return own
+        made = self._latest(kind)
+        if made and (clause.refers_back or kind not in self.files):
+            return [f"<GENERATED>-{made[0]}"]
+        pool = self.files.get(kind, [])
+        unused = [f for f in pool if f not in self.used_files]
+        if _EVERY.search(clause.text) and len(unused) > 1:
+            chosen = unused
+        else:
+            chosen = unused[:1] or pool[:1]
+        self.used_files.update(chosen)
+        return chosen or None
+
+    def _text(self, task: str, clause: Clause) -> list[str] | None:
+        texts = self.masked.texts
+        own = [i for i in clause.literals if i not in self.used_texts
+               and not (task == "question-answering" and _is_q(self.masked, i))]
+        quoted = [i for i in own if i != self.masked.pasted]
+        if task == "question-answering":
+            context = [i for i in clause.literals + self._all_texts()
+                       if not _is_q(self.masked, i)]
+            made = self._latest("text")
+            if context and not (made and clause.refers_back and not own):
+                return [texts[context[0]]]
+            return [f"<GENERATED>-{made[0]}"] if made else None
+        made = self._latest("text")
+        if task in GENERATIVE and made and _COMBINE.search(clause.text):
+            leaves = self._leaves()
+            if len(leaves) > 1:
+                restored = clause.masked.restore(clause.text)
+                refs = " and ".join(f"<GENERATED>-{i}" for i in leaves)
+                return [f"{_POLITE.sub('', restored).strip()}: {refs}"]
+        if quoted or (own and not (made and clause.refers_back)):
+            index = (quoted or own)[0]
+            self.used_texts.add(index)
+            return [texts[index]]
+        if made and (clause.refers_back or not texts or task in ("text-to-speech",)
+                     or self.used_texts >= set(self._all_texts())):
+            return [f"<GENERATED>-{made[0]}"]
+        unused = [i for i in self._all_texts() if i not in self.used_texts]
+        if unused and task not in GENERATIVE:
+            self.used_texts.add(unused[0])
+            return [texts[unused[0]]]
+        if task in GENERATIVE or task == "text-to-speech":
+            if made and task == "text-to-speech":
+                return [f"<GENERATED>-{made[0]}"]
+            return [_prompt(task, clause)]
+        if made:
+            return [f"<GENERATED>-{made[0]}"]
+        return [texts[0]] if texts else None
+
+    def _second_text(self, clause: Clause) -> list[str] | None:
+        texts = self.masked.texts
+        own = [i for i in clause.literals if not _is_q(self.masked, i)]
+        if len(own) >= 2:
+            return [texts[own[1]]]
+        made = self._latest("text")
+        if len(made) >= 2 and not own:
+            return [f"<GENERATED>-{made[0]}"]
+        if own and made:
+            return [f"<GENERATED>-{made[0]}"]
+        return None
+
+    def _translation_args(self, args: dict[str, str], clause: Clause) -> dict[str, str]:
+        text = args.get("text", "")
+        source = source_language(PLACEHOLDER.sub(" ", clause.text)) or (
+            _detected(text) if "<GENERATED>" not in text else None)
+        if source and source != args.get("tgt_lang"):
+            return {**args, "src_lang": source}
+        return args
+
+    def _leaves(self) -> list[int]:
+        fed = {d for s in self.steps for d in s["dep"]}
+        return [s["id"] for s in self.steps if s["id"] not in fed
+                and self._made(s) & {"text", "labels", "number"}]
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The steps, with the second text of a similarity taken before the first one
+        read from the same source."""
+        for step in self.steps:
+            if step["task"] == "sentence-similarity" and step["args"].get(
+                    "text") == step["args"].get("text2"):
+                made = self._latest("text")
+                if len(made) >= 2:
+                    step["args"] = {**step["args"], "text": f"<GENERATED>-{made[1]}",
+                                    "text2": f"<GENERATED>-{made[0]}"}
+                    step["dep"] = sorted({made[0], made[1]})
+        return self.steps
+
+
+def _is_q(masked: Masked, index: int) -> bool:
+    return index != masked.pasted and masked.texts[index].rstrip().endswith(("?", "？"))
+
+
+def _plain_question(clause: Clause) -> str | None:
+    text = clause.masked.restore(PLACEHOLDER.sub(" ", clause.text)).strip()
+    text = _POLITE.sub("", text)
+    return text if len(text) > 3 else None
+
+
+def _prompt(task: str, clause: Clause) -> str:
+    restored = clause.masked.restore(clause.text).strip()
+    if task in ("text-to-image", "text-to-video"):
+        prompt = _PROMPT_LEAD.sub("", restored, count=1).strip()
+        return prompt or restored
+    return _POLITE.sub("", restored).strip() or restored
+
+
+def _makes_text(task: str) -> bool:
+    task_type = get_task_type(task)
+    return bool(task_type) and any(o.kind == "text" for o in task_type.outputs)
+
+
+def _needs(kind: str, name: str) -> str:
+    if kind in ("image", "audio", "table", "video"):
+        article = "an" if kind[0] in "aeiou" else "a"
+        return f"{article} {kind}: attach one with --file or name it"
+    if name == "labels":
+        return "candidate labels (e.g. 'as sports, politics or science')"
+    return f"a {name}"
+
+
+def _detected(text: str) -> str | None:
+    from hugginggpt.tools.experts.lite.engines import language_of
+
+    if re.search(r"[\u4e00-\u9fff]", text[:200]):
+        return "zh"
+    return language_of(text[:2000])
