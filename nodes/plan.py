@@ -201,8 +201,7 @@ def _plan_offline(state: State, context: Context) -> dict[str, Any]:
         return _abort(f"{exc}.\n\n{NOT_CONFIGURED_HELP}", planner="offline")
     subtasks, _ = validate_plan(found.items, max_subtasks=context.max_subtasks)
     return {"plan": subtasks, "plan_errors": [], "plan_reply": json.dumps(found.items),
-            "planner": f"offline: adapted bank example {found.example_id} "
-                       f"(similarity {found.similarity:.2f})"}
+            "planner": found.describe()}
 
 
 def _rejected(

@@ -153,7 +153,8 @@ def offline_plan(
             how = "read from the request" + (
                 f" (clauses matched to bank examples {', '.join(from_bank)})" if from_bank else "")
             return OfflinePlan(items, how, 1.0)
-        reader.problems.extend(problems)
+        raise CannotPlanOffline("cannot plan this request offline; the plan read from it is "
+                                "invalid: " + "; ".join(problems[:3]))
     if not reader.problems and not masked.texts and not reader.files:
         whole_example, similarity = whole
         if whole_example is None or not whole_example.plan or similarity < min_similarity:

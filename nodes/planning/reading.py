@@ -25,16 +25,16 @@ __all__ = ["QUOTE_RE", "FILE_RE", "LANGUAGES", "Masked", "RequestFacts", "mask",
            "read_request", "request_shape", "split_clauses", "unquote_files", "url_kind",
            "target_languages", "mentioned_language", "is_question"]
 
-QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|«\s*([^»]+?)\s*»|「([^」]+)」|『([^』]+)』'
-                      r"|(?<![\w])'([^']{2,})'(?![\w])")
-"""Quoted text: "double", “curly”, «guillemets», 「corner」 or 'single' quotes."""
+QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|„([^“”]+)[“”]|«\s*([^»]+?)\s*»|「([^」]+)」'
+                      r"|『([^』]+)』|(?<![\w])'([^']{2,})'(?![\w])")
+"""Quoted text: "double", “curly”, „German“, «guillemets», 「corner」 or 'single' quotes."""
 FILE_RE = re.compile(
     r"(?:https?://\S+?|[\w./-]+\.[A-Za-z0-9]{2,5})(?=[\s,;:!?)'\"，。；：？！]|\.(?:\s|$)|$)")
 """A URL, or a token that looks like a file name with a suffix."""
 PLACEHOLDER = re.compile(r"⟨(\d+)⟩")
 """Where a masked text stood in the instruction: ⟨0⟩ for the first."""
-_PASTE = re.compile(r"(?<!\d)(?::(?!//|\d)|：)\s*|\n\s*\n")
-"""Where a pasted text starts: after a colon, or after a blank line."""
+_PASTE = re.compile(r"(?<!\d)(?::(?!//|\d)|：)\s*|\n\s*\n|(?<=[?？])\s+")
+"""Where a pasted text starts: after a colon, a blank line or a question."""
 PASTE_MIN = 24
 """A colon's tail is a pasted text when it has at least this many characters outside
 quotes ("Summarise this: <article>"), and does not read as more instructions: it starts
@@ -85,6 +85,14 @@ def _unquoted_length(text: str) -> int:
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
+def _is_pasted(tail: str) -> bool:
+    """Whether the tail of a request is a text to work on rather than more instructions
+    (a verb first, a file name, a short question, a quote)."""
+    return (_unquoted_length(tail) >= PASTE_MIN and not _INSTRUCTION.match(tail)
+            and not FILE_RE.search(tail[:300]) and not (len(tail) < 120 and is_question(tail))
+            and not QUOTE_RE.match(tail))
+
+
 def mask(request: str) -> Masked:
     """Take the pasted text and the quoted texts out of ``request``.
 
@@ -96,9 +104,7 @@ def mask(request: str) -> Masked:
     head, pasted = request, None
     for match in _PASTE.finditer(request):
         tail = request[match.end():].strip()
-        if _unquoted_length(tail) >= PASTE_MIN and _unquoted_length(
-                request[:match.start()]) >= 2 and not _INSTRUCTION.match(tail) and not (
-                FILE_RE.search(tail[:300])) and not (len(tail) < 120 and is_question(tail)):
+        if _is_pasted(tail) and _unquoted_length(request[:match.start()]) >= 2:
             head, pasted = request[:match.start()], 0
             texts.append(tail)
             break
@@ -133,7 +139,15 @@ _TARGET_RE = re.compile(
     rf"({_NAME_RE})(?![a-zà-ÿ])", re.IGNORECASE)
 _NOT_TARGET = re.compile(r"\b(?:written|spoken|said|is|it's|écrit|escrito|geschrieben|from|"
                          r"de l'|del|aus dem|aus)\s*$", re.IGNORECASE)
+_SOURCE_NOUNS = (r"(?:sentence|text|paragraph|article|message|review|document|email|letter"
+                 r"|phrase|words|speech|recording|audio|poem|song|lyrics|note|sign|menu|book"
+                 r"|story|tweet|post|written|spoken)s?")
+_SOURCE_NOUN = re.compile(rf"\b{_SOURCE_NOUNS}\s*$", re.IGNORECASE)
+"""A noun before "in <language>" says what the text is in ("a sentence in Spanish"), not
+what it is wanted in."""
 _SOURCE_RE = re.compile(rf"\b(?:from|de l'|du|del|aus dem|aus)\s*({_NAME_RE})(?![a-zà-ÿ])|"
+                        rf"\b({_NAME_RE})\s+{_SOURCE_NOUNS}\b|"
+                        rf"\b{_SOURCE_NOUNS}\s+in\s+({_NAME_RE})(?![a-zà-ÿ])|"
                         rf"(?:从)\s*({_NAME_RE})", re.IGNORECASE)
 _LABELS_RE = re.compile(
     r"(?:\b(?:labels?|categories|classes|topics|as|into|between|among|one of|about|comme|"
@@ -150,9 +164,11 @@ def target_languages(instruction: str) -> list[str]:
     German", "en anglais", "auf Englisch", "翻译成英文". A language the text is said to
     be written in ("written in French", "from German") is not a target."""
     found: list[str] = []
-    for match in _TARGET_RE.finditer(instruction):
-        if _NOT_TARGET.search(instruction[:match.start()]):
-            continue
+    matches = [m for m in _TARGET_RE.finditer(instruction)
+               if not _NOT_TARGET.search(instruction[:m.start()])]
+    strong = [m for m in matches if not re.match(r"in\b", m.group(0), re.IGNORECASE)]
+    for match in strong or [m for m in matches if not _SOURCE_NOUN.search(
+            instruction[:m.start()])]:
         code = _NAMES[match.group(1).lower()]
         if code not in found:
             found.append(code)
@@ -168,7 +184,7 @@ def target_languages(instruction: str) -> list[str]:
 def source_language(instruction: str) -> str | None:
     """A source language the request names ("from German"), or None."""
     match = _SOURCE_RE.search(instruction)
-    name = match and (match.group(1) or match.group(2))
+    name = match and next((g for g in match.groups() if g), None)
     return _NAMES[name.lower()] if name else None
 
 
@@ -224,12 +240,15 @@ def labels_in(instruction: str) -> str | None:
     return ", ".join(labels) if len(labels) > 1 else None
 
 
+_TRAILING = re.compile(r"(?:[:：]?\s*⟨\d+⟩)+\s*$")
+
+
 def question_in(masked: Masked, instruction: str) -> str | None:
     """The question asked: a quoted one, else the instruction's sentence ending in '?'."""
     quoted = [masked.texts[int(i)] for i in PLACEHOLDER.findall(instruction)]
+    sentences = [_TRAILING.sub("", s) for s in _SENTENCE_END.split(instruction)]
     asked = [q for q in quoted if is_question(q)] or [
-        s for s in _SENTENCE_END.split(instruction) if is_question(s)
-        and not PLACEHOLDER.fullmatch(s.strip(" ?？"))]
+        s for s in sentences if is_question(s) and not PLACEHOLDER.fullmatch(s.strip(" ?？"))]
     return masked.restore(asked[0]).strip() if asked else None
 
 

@@ -162,6 +162,8 @@ class PlanReader:
             task = self._refine(match, clause, at_hand)
             if task and (task, match.cue.intent) not in asked:
                 asked.append((task, match.cue.intent))
+        if not asked and clause.targets and self._has_text(clause):  # "put it in English"
+            asked.append(("translation", ""))
         if not asked and clause.labels and clause.question:  # "... sport or music?"
             image = "image" in clause.files and not clause.literals
             asked.append(("zero-shot-image-classification" if image
@@ -344,9 +346,9 @@ class PlanReader:
         if unused and task not in GENERATIVE:
             self.used_texts.add(unused[0])
             return [texts[unused[0]]]
+        if task == "text-to-speech" and texts:
+            return [texts[0]]
         if task in GENERATIVE or task == "text-to-speech":
-            if made and task == "text-to-speech":
-                return [f"<GENERATED>-{made[0]}"]
             return [_prompt(task, clause)]
         if made:
             return [f"<GENERATED>-{made[0]}"]
