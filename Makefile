@@ -24,8 +24,10 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/hugginggpt demo
 
+# Both labelled sets (evals/README.md), one report each.
 eval: $(STAMP)
 	$(BIN)/hugginggpt eval evals/labelled.jsonl --output hugginggpt-workspace/eval-report.json
+	$(BIN)/hugginggpt eval evals/own_words.jsonl --output hugginggpt-workspace/eval-own-words.json
 
 # The PostgreSQL tests use a throwaway server on the loopback address (installed with
 # apt when missing, saying so); without one they are skipped, except in CI where they

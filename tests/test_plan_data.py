@@ -1,12 +1,15 @@
-"""The plan data: the example bank (nodes/planning/plan_bank.jsonl) and the labelled evaluation set
-(evals/labelled.jsonl).
+"""The plan data: the example bank (nodes/planning/plan_bank.jsonl) and the two labelled
+evaluation sets (evals/labelled.jsonl, and evals/own_words.jsonl: requests in users' own
+words, several languages).
 
 Every plan must pass the validator, be faithful to its request (files, quoted texts,
-labels and prompts are copied from it verbatim, every dependency is used), and each file
-must cover every task type and every plan shape. The labelled set must not overlap the
-bank, or an offline planner that retrieves from the bank would be scored on its own
-examples: not in its requests, not in its literal values, and not in what the planner
-retrieves by, the request's shape (quoted texts and file names masked) as MiniLM embeds it.
+labels and prompts are copied from it verbatim, every dependency is used, every file the
+request names is bound), and each file must cover every task type and every plan shape.
+An evaluation set must not overlap the bank, or an offline planner that retrieves from the
+bank would be scored on its own examples: not in its requests, not in its literal values,
+and not in what the planner retrieves by, the request's shape (quoted texts and file names
+masked) as MiniLM embeds it. The own-words set is new to the labelled set in the same
+three ways, so that it measures something the first set does not.
 """
 
 from __future__ import annotations
@@ -20,20 +23,35 @@ from typing import Any
 import pytest
 
 from hugginggpt.nodes.planning.bank import load_bank
+from hugginggpt.nodes.planning.reading import FILE_RE, unquote_files
 from hugginggpt.nodes.planning.validation import validate_plan
+from hugginggpt.tools.experts.lite.engines import language_of
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
-from hugginggpt.tools.kinds import generated_ref, kind_of_literal
+from hugginggpt.tools.kinds import kind_of_literal
 
 ROOT = Path(__file__).resolve().parents[1]
 BANK = ROOT / "nodes" / "planning" / "plan_bank.jsonl"
 LABELLED = ROOT / "evals" / "labelled.jsonl"
-FILES = {"bank": BANK, "eval": LABELLED}
+OWN_WORDS = ROOT / "evals" / "own_words.jsonl"
+FILES = {"bank": BANK, "eval": LABELLED, "own": OWN_WORDS}
+NEW_TO = [("eval", "bank"), ("own", "bank"), ("own", "eval")]
+"""(evaluation set, what it must be new to): each set is new to the bank; the own-words
+set is also new to the first labelled set."""
 
 MAX_SUBTASKS = 10
 NEAR_COPY = 0.80
 """An eval request whose shape is this close (cosine) to a bank example's is a near-copy:
 the planner would retrieve that example and mostly be scored on reproducing it."""
 _LANG_RE = re.compile(r"^[a-z]{2}$")
+_REF_RE = re.compile(r"<GENERATED>-([0-9]+)")
+
+COMBINED_REFERENCES = {"own-066", "own-067", "own-068"}
+"""The samples where one argument combines two outputs with text ("write one paragraph
+combining <GENERATED>-0 and <GENERATED>-1"), the form issue 14's item 7 adds. Until the
+validator accepts it (the combined-reference change of issue 14), its only complaint about
+these plans is that a reference is not the whole value; that one complaint is accepted
+for these ids, and for no other sample."""
+_EMBEDDED_COMPLAINT = "embeds a <GENERATED>-k reference in other text"
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -71,17 +89,41 @@ def shape(plan: list[dict[str, Any]]) -> str:
     return "chain" if path_like and edges == len(plan) - 1 else "dag"
 
 
+def _refs(value: str) -> set[int]:
+    """The subtasks a value refers to: ``<GENERATED>-k`` as the whole value or, in the
+    combined form, inside a longer one."""
+    return {int(k) for k in _REF_RE.findall(value)}
+
+
 def _literals(plan: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str, str]]:
-    """(subtask, argument name, value) for every literal data argument."""
+    """(subtask, argument name, value) for every literal data argument (one that refers
+    to no other subtask's output)."""
     found = []
     for st in plan:
         task_type = get_task_type(st["task"])
         assert task_type is not None
         for name, value in st["args"].items():
             arg = task_type.arg(name)
-            if arg is not None and arg.is_data and generated_ref(value) is None:
+            if arg is not None and arg.is_data and not _refs(value):
                 found.append((st, name, value))
     return found
+
+
+def _combines_outputs(plan: list[dict[str, Any]]) -> bool:
+    """Whether an argument embeds a reference in a longer value."""
+    return any(_refs(v) and _REF_RE.fullmatch(v.strip()) is None
+               for st in plan for v in st["args"].values())
+
+
+def _named_files(request: str) -> set[str]:
+    """The file names and URLs a request names (as the planner reads them)."""
+    return {m.group(0).rstrip(".") for m in FILE_RE.finditer(unquote_files(request))
+            if kind_of_literal(m.group(0).rstrip(".")) != "text"}
+
+
+def _instruction_language(request: str) -> str | None:
+    """The language of a request by the project's detector, file names left out."""
+    return language_of(FILE_RE.sub(" ", request))
 
 
 @pytest.mark.parametrize("prefix", sorted(FILES))
@@ -101,14 +143,23 @@ def test_ids_and_keys(prefix: str) -> None:
 def test_plan_is_valid(entry: tuple[str, dict[str, Any]]) -> None:
     plan = entry[1]["plan"]
     _, problems = validate_plan(plan, max_subtasks=MAX_SUBTASKS)
+    if entry[1]["id"] in COMBINED_REFERENCES:  # see COMBINED_REFERENCES
+        problems = [p for p in problems if _EMBEDDED_COMPLAINT not in p]
     assert problems == []
     for position, st in enumerate(plan):
         assert set(st) == {"id", "task", "dep", "args"}
         assert st["id"] == position, "ids count from 0 in order"
         assert get_task_type(st["task"]).name == st["task"], "canonical task names only"
         assert st["dep"] == sorted(set(st["dep"]))
-        refs = {generated_ref(v) for v in st["args"].values()} - {None}
+        refs = set().union(*(_refs(v) for v in st["args"].values()))
         assert refs == set(st["dep"]), f"subtask {st['id']}: every dependency is used"
+
+
+def test_the_combined_references_are_the_listed_samples() -> None:
+    """Exactly the samples in COMBINED_REFERENCES use the combined form, so that the
+    validity test accepts its complaint about that form nowhere else."""
+    combined = {row["id"] for _, row in ENTRIES if _combines_outputs(row["plan"])}
+    assert combined == COMBINED_REFERENCES
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=_entry_id)
@@ -133,6 +184,18 @@ def test_plan_is_faithful_to_request(entry: tuple[str, dict[str, Any]]) -> None:
             assert ", ".join(labels) == st["args"]["labels"], "labels as 'a, b, c'"
             for label in labels:
                 assert label.lower() in request.lower(), f"label {label!r} not in request"
+        if st["task"] == "question-answering":
+            question, context = st["args"]["question"], st["args"]["text"]
+            if not (_refs(question) or _refs(context)):  # the roles, not swapped
+                assert question not in context and len(question) < len(context), st["id"]
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=_entry_id)
+def test_every_named_file_is_bound(entry: tuple[str, dict[str, Any]]) -> None:
+    """A file the request names is an argument of some subtask ("a.png and b.png": two
+    subtasks), and the plan names no file the request does not."""
+    bound = {v for _, _, v in _literals(entry[1]["plan"]) if kind_of_literal(v) != "text"}
+    assert bound == _named_files(entry[1]["request"])
 
 
 def _task_counts(rows: list[dict[str, Any]]) -> Counter[str]:
@@ -141,7 +204,7 @@ def _task_counts(rows: list[dict[str, Any]]) -> Counter[str]:
 
 
 @pytest.mark.parametrize(("prefix", "min_entries", "min_per_task"),
-                         [("bank", 170, 4), ("eval", 70, 2)])
+                         [("bank", 170, 4), ("eval", 70, 2), ("own", 90, 1)])
 def test_size_and_task_coverage(prefix: str, min_entries: int, min_per_task: int) -> None:
     rows = DATA[prefix]
     assert len(rows) >= min_entries
@@ -174,27 +237,119 @@ def test_shape() -> None:
     assert shape(plan([], [])) == "dag"  # independent subtasks
 
 
-def test_labelled_set_does_not_overlap_the_bank() -> None:
-    bank_requests = {_normalise(row["request"]) for row in DATA["bank"]}
-    shared = [row["id"] for row in DATA["eval"] if _normalise(row["request"]) in bank_requests]
+@pytest.mark.parametrize(("prefix", "reference"), NEW_TO, ids=[f"{a}-vs-{b}" for a, b in NEW_TO])
+def test_evaluation_set_does_not_overlap(prefix: str, reference: str) -> None:
+    reference_requests = {_normalise(row["request"]) for row in DATA[reference]}
+    shared = [row["id"] for row in DATA[prefix]
+              if _normalise(row["request"]) in reference_requests]
     assert shared == []
-    # no near-duplicates either: the labelled set uses its own files and texts
-    bank_values = {v.lower() for row in DATA["bank"] for _, _, v in _literals(row["plan"])}
-    reused = sorted({v for row in DATA["eval"] for _, _, v in _literals(row["plan"])
-                     if v.lower() in bank_values})
+    # no near-duplicates either: each set uses its own files and texts
+    reference_values = {v.lower() for row in DATA[reference] for _, _, v in _literals(row["plan"])}
+    reused = sorted({v for row in DATA[prefix] for _, _, v in _literals(row["plan"])
+                     if v.lower() in reference_values})
     assert reused == []
 
 
-def test_labelled_set_is_new_to_the_planner() -> None:
-    """Measured exactly as the planner retrieves: the shipped bank's own ``nearest``, which
-    embeds :func:`request_shape` with the bundled MiniLM (the LLM planner's few-shot
-    examples come from the same call)."""
-    bank = load_bank(BANK)
-    near = []
-    for row in DATA["eval"]:
+def nearness(prefix: str, reference: str) -> list[tuple[float, str, str]]:
+    """(shape cosine, sample id, nearest reference id) for every sample of ``prefix``,
+    measured exactly as the planner retrieves: the bank's own ``nearest``, which embeds
+    :func:`request_shape` with the bundled MiniLM (the LLM planner's few-shot examples
+    come from the same call); the labelled set is read as a bank for the same measure."""
+    bank = load_bank(FILES[reference])
+    found = []
+    for row in DATA[prefix]:
         ((example, similarity),) = bank.nearest(row["request"], k=1)
-        if similarity >= NEAR_COPY:
-            near.append((round(similarity, 3), row["id"], example.id))
-    near.sort(reverse=True)
-    assert near == [], (f"{len(near)} eval requests have a shape cosine >= {NEAR_COPY} to a "
-                        f"bank example (similarity, eval, bank): {near}")
+        found.append((similarity, row["id"], example.id))
+    return found
+
+
+@pytest.mark.parametrize(("prefix", "reference"), NEW_TO, ids=[f"{a}-vs-{b}" for a, b in NEW_TO])
+def test_evaluation_set_is_new_to_the_planner(prefix: str, reference: str) -> None:
+    near = sorted(((round(s, 3), i, e) for s, i, e in nearness(prefix, reference)
+                   if s >= NEAR_COPY), reverse=True)
+    assert near == [], (f"{len(near)} {prefix} requests have a shape cosine >= {NEAR_COPY} "
+                        f"to a {reference} example (similarity, sample, nearest): {near}")
+
+
+def _tasks(row: dict[str, Any]) -> set[str]:
+    return {st["task"] for st in row["plan"]}
+
+
+def _files_by_kind(row: dict[str, Any]) -> Counter[str]:
+    return Counter(kind_of_literal(v) for v in
+                   {v for _, _, v in _literals(row["plan"]) if kind_of_literal(v) != "text"})
+
+
+_EMOTION_RE = re.compile(r"emotion|émotion|emoción|gefühl|情绪|feeling|mood", re.IGNORECASE)
+_LANGUAGE_ID_RE = re.compile(
+    r"(?:what|which) language|quelle langue|qué idioma|welche sprache|什么语言|哪种语言",
+    re.IGNORECASE)
+_LONG_TEXT = (1500, 6000)
+"""A long pasted text, in UTF-8 bytes."""
+
+
+def test_own_words_cover_what_users_ask() -> None:
+    """The own-words set has several samples of each kind of request that it exists to
+    measure (issue 14's "What it must show")."""
+    rows = DATA["own"]
+    two_files = Counter("+".join(sorted(_files_by_kind(row).elements())) for row in rows
+                        if sum(_files_by_kind(row).values()) == 2)
+    assert two_files["image+image"] >= 3 and two_files["audio+audio"] >= 3, two_files
+    assert two_files["audio+image"] >= 2, two_files
+
+    classified = [row for row in rows if "text-classification" in _tasks(row)]
+    emotion = [row["id"] for row in classified if _EMOTION_RE.search(row["request"])]
+    language = [row["id"] for row in classified if _LANGUAGE_ID_RE.search(row["request"])]
+    sentiment = [row["id"] for row in classified
+                 if row["id"] not in emotion and row["id"] not in language]
+    assert len(sentiment) >= 3 and len(emotion) >= 3 and len(language) >= 3
+    # "which language is this?" is identified, not translated
+    asks_language = [row for row in rows if _LANGUAGE_ID_RE.search(row["request"])]
+    assert asks_language and all("translation" not in _tasks(row) for row in asks_language)
+
+    given_text_qa = [row["id"] for row in rows for st in row["plan"]
+                     if st["task"] == "question-answering"
+                     and not (_refs(st["args"]["question"]) or _refs(st["args"]["text"]))]
+    assert len(given_text_qa) >= 4
+    assert sum("token-classification" in _tasks(row) for row in rows) >= 4
+    assert sum("zero-shot-classification" in _tasks(row) for row in rows) >= 4
+
+    small_talk = [row for row in rows if not row["plan"]]
+    assert len(small_talk) >= 5
+    assert sum(_instruction_language(row["request"]) not in (None, "en")
+               for row in small_talk) >= 3, "small talk in other languages too"
+
+    long_texts = [row["id"] for row in rows
+                  if any(_LONG_TEXT[0] <= len(v.encode()) <= _LONG_TEXT[1]
+                         for _, _, v in _literals(row["plan"]) if kind_of_literal(v) == "text")]
+    assert len(long_texts) >= 4
+    assert all(len(row["request"].encode()) <= 2 * _LONG_TEXT[1] for row in rows)
+
+    assert len(COMBINED_REFERENCES) >= 2
+
+
+@pytest.mark.parametrize("language", ["fr", "es", "de", "zh"])
+def test_own_words_has_requests_in_other_languages(language: str) -> None:
+    """At least five requests in each language, as the project's language detector reads
+    the request, over at least four task types."""
+    rows = [row for row in DATA["own"] if _instruction_language(row["request"]) == language]
+    assert len(rows) >= 5, [row["id"] for row in rows]
+    assert len(set().union(*(_tasks(row) for row in rows))) >= 4
+
+
+def test_own_words_source_languages() -> None:
+    """``src_lang`` is given when the text to translate is literal in the request (its
+    language is then known, and the detector agrees where it can tell), and omitted when
+    the text is another step's output."""
+    for row in DATA["own"]:
+        for st in row["plan"]:
+            if st["task"] != "translation":
+                continue
+            text = st["args"]["text"]
+            if _refs(text):
+                assert "src_lang" not in st["args"], row["id"]
+            else:
+                assert "src_lang" in st["args"], row["id"]
+                detected = language_of(text)
+                assert detected in (None, st["args"]["src_lang"]), (row["id"], detected)
+                assert st["args"]["src_lang"] != st["args"].get("tgt_lang"), row["id"]
