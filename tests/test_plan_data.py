@@ -22,7 +22,7 @@ import pytest
 from hugginggpt.nodes.planning.bank import load_bank
 from hugginggpt.nodes.planning.validation import validate_plan
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
-from hugginggpt.tools.kinds import generated_ref, kind_of_literal
+from hugginggpt.tools.kinds import generated_refs, kind_of_literal
 
 ROOT = Path(__file__).resolve().parents[1]
 BANK = ROOT / "nodes" / "planning" / "plan_bank.jsonl"
@@ -72,14 +72,15 @@ def shape(plan: list[dict[str, Any]]) -> str:
 
 
 def _literals(plan: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str, str]]:
-    """(subtask, argument name, value) for every literal data argument."""
+    """(subtask, argument name, value) for every literal data argument (a text that
+    combines outputs is the planner's own wording, not copied from the request)."""
     found = []
     for st in plan:
         task_type = get_task_type(st["task"])
         assert task_type is not None
         for name, value in st["args"].items():
             arg = task_type.arg(name)
-            if arg is not None and arg.is_data and generated_ref(value) is None:
+            if arg is not None and arg.is_data and not generated_refs(value):
                 found.append((st, name, value))
     return found
 
@@ -107,7 +108,7 @@ def test_plan_is_valid(entry: tuple[str, dict[str, Any]]) -> None:
         assert st["id"] == position, "ids count from 0 in order"
         assert get_task_type(st["task"]).name == st["task"], "canonical task names only"
         assert st["dep"] == sorted(set(st["dep"]))
-        refs = {generated_ref(v) for v in st["args"].values()} - {None}
+        refs = {ref for v in st["args"].values() for ref in generated_refs(v)}
         assert refs == set(st["dep"]), f"subtask {st['id']}: every dependency is used"
 
 
