@@ -6,8 +6,8 @@ the wrong reference when it is not; argument resolution filling each reference i
 (labels, numbers, text held as an artifact, the length bound); whole runs through the
 real graph: a plan file on the CLI with lite engines and the ``llm`` backend (the
 scripted server records the prompt the combining step sent), a fixed plan whose
-dependency fails (the combining step is skipped), and the LLM planner proposing such a
-plan; and the evaluation metrics scoring the edges and values of combined references.
+dependency fails (the combining step is skipped), an approval's edit, and the LLM
+planner proposing such a plan; and the evaluation metrics scoring the edges and values of combined references.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.types import Command
 
 from hugginggpt.cli import main
 from hugginggpt.evaluation.datasets import PlanNode, parse_sample
@@ -243,6 +244,25 @@ def test_the_llm_planner_may_propose_a_combining_plan(compiled, make_context, ll
     prompt = llm_server.calls("expert")[0]["messages"][-1]["content"]
     mood, summary = as_text(out["results"][0].outputs["labels"]), out["results"][1].outputs["text"]
     assert f"Mood {mood}, summary {summary}: one paragraph please" in prompt
+
+
+def test_an_approval_edit_may_combine_outputs_and_is_shown_back_when_wrong(compiled,
+                                                                           make_context):
+    context = make_context(plan=_combined_plan()[:2], backend="dry-run", offline=True,
+                           approval="plan")
+    config = {"configurable": {"thread_id": "edit"}}
+    compiled.invoke({"request": "mood, summary, then both"}, config, context=context)
+    wrong = [*_combined_plan()[:2], _sub(2, "text-generation", [0], text=COMBINE)]
+    compiled.invoke(Command(resume={"action": "edit", "plan": wrong, "who": "ana"}), config,
+                    context=context)
+    (pending,) = compiled.get_state(config).interrupts
+    assert pending.value["problems"] == [
+        "subtask 2 (text-generation): argument 'text' embeds <GENERATED>-1 but 1 is not in "
+        "its dep list [0]"]
+    out = compiled.invoke(Command(resume={"action": "edit", "plan": _combined_plan(),
+                                          "who": "ana"}), config, context=context)
+    assert out["status"] == "completed"
+    assert [s.dep for s in out["plan"]] == [[], [], [0, 1]]
 
 
 # --------------------------------------------------------------------------- evaluation
