@@ -13,6 +13,7 @@ planner proposing such a plan; and the evaluation metrics scoring the edges and 
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,18 @@ def test_the_filled_in_text_is_held_to_the_argument_limit(workspace):
         "argument 'text' is 115 characters long once its references are filled in "
         "(<GENERATED>-0: 60, <GENERATED>-1: 50), over the limit of 114: summarise the long "
         "outputs first")
+    # a reference repeated counts each time it is filled in, and is refused before the
+    # text is built (8000 copies of 100000 characters would take 800 MB)
+    many = " ".join(["<GENERATED>-0"] * 8000)
+    big = {0: _done("summarization", {"text": "w" * MAX_ARG_CHARS})}
+    tracemalloc.start()
+    try:
+        with pytest.raises(ArgumentError, match=f"is {8000 * MAX_ARG_CHARS + 7999} characters"):
+            fill_text("text", many, big, store)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10_000_000, peak
     huge = {0: _done("summarization", {"text": "z" * MAX_ARG_CHARS})}
     with pytest.raises(ArgumentError, match="over the limit of 100000"):
         resolve_args(_job(workspace, dep=[0], args={"text": "Say: <GENERATED>-0"}), huge, store)

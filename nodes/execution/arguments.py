@@ -19,7 +19,14 @@ from hugginggpt.tools.errors import ArgumentError, TransientToolError
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.fetch import DownloadBudget, FetchLimits, fetch_url
 from hugginggpt.tools.inputs import resolve_input_file
-from hugginggpt.tools.kinds import as_text, fill_refs, generated_ref, generated_refs, is_url
+from hugginggpt.tools.kinds import (
+    REF_RE,
+    as_text,
+    fill_refs,
+    generated_ref,
+    generated_refs,
+    is_url,
+)
 from hugginggpt.tools.threads import in_thread
 
 __all__ = ["FILE_KINDS", "resolve_args", "resolve_inputs", "fill_text"]
@@ -97,14 +104,15 @@ def fill_text(name: str, value: str, deps: dict[int, dict[str, Any]], store: Art
             argument values have: outputs cannot smuggle in more).
     """
     texts = {ref: _text_output(name, ref, deps, store) for ref in generated_refs(value)}
-    filled = fill_refs(value, texts.__getitem__)
-    if len(filled) > max_chars:
+    length = len(value) + sum(len(texts[int(match.group(1))]) - len(match.group(0))
+                              for match in REF_RE.finditer(value))  # before it is built
+    if length > max_chars:
         sizes = ", ".join(f"<GENERATED>-{ref}: {len(text)}" for ref, text in texts.items())
         raise ArgumentError(
-            f"argument {name!r} is {len(filled)} characters long once its references are "
+            f"argument {name!r} is {length} characters long once its references are "
             f"filled in ({sizes}), over the limit of {max_chars}: summarise the long "
             "outputs first")
-    return filled
+    return fill_refs(value, texts.__getitem__)
 
 
 def _text_output(name: str, ref: int, deps: dict[int, dict[str, Any]],
