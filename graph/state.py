@@ -69,7 +69,8 @@ class Subtask(BaseModel):
     """One node of the plan's DAG, in HuggingGPT's format.
 
     ``dep`` lists the ids this subtask needs (HuggingGPT's ``[-1]`` means none); an
-    argument value ``<GENERATED>-k`` stands for an output of subtask ``k``.
+    argument value ``<GENERATED>-k`` stands for an output of subtask ``k``; a text
+    argument may embed several in its text, each filled in with that output's text.
     """
 
     id: int = Field(ge=0, le=MAX_SUBTASK_ID)

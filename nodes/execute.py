@@ -7,12 +7,12 @@ be the same on resume) and each one waits, inside itself, for the results of its
 dependencies on a per-run :class:`Board`. A subtask therefore starts as soon as its own
 dependencies finish, and the wall time is the DAG's critical path, not a sum of waves.
 
-Per subtask: resolve the arguments (``<GENERATED>-k`` from dependency outputs, files
-only inside the workspace or attached), then for each candidate model in the selected
-order try the tool with a timeout, retrying transient errors with exponential backoff;
-a model that keeps failing hands over to the next candidate; when none is left the
-subtask fails. A subtask whose dependency did not finish is skipped with the reason.
-A failing subtask never cancels its siblings.
+Per subtask: resolve the arguments (``<GENERATED>-k`` from dependency outputs, whole or
+filled into a text in place; files only inside the workspace or attached), then for
+each candidate model in the selected order try the tool with a timeout, retrying
+transient errors with exponential backoff; a model that keeps failing hands over to the
+next candidate; when none is left the subtask fails. A subtask whose dependency did not
+finish is skipped with the reason. A failing subtask never cancels its siblings.
 
 Every tool output is checked against its task type's declared outputs (a missing,
 empty, wrongly typed or malformed output, or a reference to a missing file, fails the

@@ -52,7 +52,8 @@ class SubtaskReply(BaseModel):
     id: int = Field(description="unique id, from 0, in list order")
     task: str = Field(description="a task type name")
     dep: list[int] = Field(description="ids of earlier subtasks this one needs; [] if none")
-    args: dict[str, str] = Field(description="argument name -> value or <GENERATED>-k")
+    args: dict[str, str] = Field(
+        description="argument name -> value or <GENERATED>-k (text may embed several)")
 
 
 class PlanReply(BaseModel):

@@ -24,6 +24,10 @@ Each subtask is an object {{"id": int, "task": str, "dep": [int], "args": {{name
 - "args": the task type's arguments. A value is either literal text, a file path or URL \
 the user gave, or "<GENERATED>-k" (the whole value) for the output of subtask k, which \
 must then be in "dep" and must produce the kind the argument needs.
+- A text argument may also combine outputs with your own words, each "<GENERATED>-k" \
+standing where that output's text goes and k in "dep": {{"text": "Write one paragraph \
+from this caption: <GENERATED>-0 and these objects: <GENERATED>-1"}}. File arguments \
+(image, audio, video, table) take a whole "<GENERATED>-k" only.
 
 Task types (arguments -> outputs):
 {task_types}

@@ -27,7 +27,7 @@ from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
 from hugginggpt.tools.experts.lite.engines import language_of
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.experts.tasks import get_task_type
-from hugginggpt.tools.kinds import generated_ref, kind_of_literal
+from hugginggpt.tools.kinds import generated_ref, generated_refs, kind_of_literal
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import describe_llm, has_llm
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
@@ -135,7 +135,7 @@ def signature(subtask: Subtask) -> tuple[Any, ...]:
         if arg is not None and not arg.is_data:
             parts.append((name, value))
         else:
-            parts.append((name, "ref" if generated_ref(value) is not None
+            parts.append((name, "ref" if generated_refs(value)
                           else kind_of_literal(value)))
     return (subtask.task, tuple(parts))
 

@@ -27,7 +27,7 @@ from hugginggpt.nodes.planning.reading import FILE_RE, unquote_files
 from hugginggpt.nodes.planning.validation import validate_plan
 from hugginggpt.tools.experts.lite.engines import language_of
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
-from hugginggpt.tools.kinds import kind_of_literal
+from hugginggpt.tools.kinds import generated_refs, kind_of_literal
 
 ROOT = Path(__file__).resolve().parents[1]
 BANK = ROOT / "nodes" / "planning" / "plan_bank.jsonl"
@@ -47,11 +47,7 @@ _REF_RE = re.compile(r"<GENERATED>-([0-9]+)")
 
 COMBINED_REFERENCES = {"own-066", "own-067", "own-068"}
 """The samples where one argument combines two outputs with text ("write one paragraph
-combining <GENERATED>-0 and <GENERATED>-1"), the form issue 14's item 7 adds. Until the
-validator accepts it (the combined-reference change of issue 14), its only complaint about
-these plans is that a reference is not the whole value; that one complaint is accepted
-for these ids, and for no other sample."""
-_EMBEDDED_COMPLAINT = "embeds a <GENERATED>-k reference in other text"
+combining <GENERATED>-0 and <GENERATED>-1"), so that the set measures that form."""
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -96,15 +92,15 @@ def _refs(value: str) -> set[int]:
 
 
 def _literals(plan: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str, str]]:
-    """(subtask, argument name, value) for every literal data argument (one that refers
-    to no other subtask's output)."""
+    """(subtask, argument name, value) for every literal data argument (a text that
+    combines outputs is the planner's own wording, not copied from the request)."""
     found = []
     for st in plan:
         task_type = get_task_type(st["task"])
         assert task_type is not None
         for name, value in st["args"].items():
             arg = task_type.arg(name)
-            if arg is not None and arg.is_data and not _refs(value):
+            if arg is not None and arg.is_data and not generated_refs(value):
                 found.append((st, name, value))
     return found
 
@@ -143,21 +139,18 @@ def test_ids_and_keys(prefix: str) -> None:
 def test_plan_is_valid(entry: tuple[str, dict[str, Any]]) -> None:
     plan = entry[1]["plan"]
     _, problems = validate_plan(plan, max_subtasks=MAX_SUBTASKS)
-    if entry[1]["id"] in COMBINED_REFERENCES:  # see COMBINED_REFERENCES
-        problems = [p for p in problems if _EMBEDDED_COMPLAINT not in p]
     assert problems == []
     for position, st in enumerate(plan):
         assert set(st) == {"id", "task", "dep", "args"}
         assert st["id"] == position, "ids count from 0 in order"
         assert get_task_type(st["task"]).name == st["task"], "canonical task names only"
         assert st["dep"] == sorted(set(st["dep"]))
-        refs = set().union(*(_refs(v) for v in st["args"].values()))
+        refs = {ref for v in st["args"].values() for ref in generated_refs(v)}
         assert refs == set(st["dep"]), f"subtask {st['id']}: every dependency is used"
 
 
 def test_the_combined_references_are_the_listed_samples() -> None:
-    """Exactly the samples in COMBINED_REFERENCES use the combined form, so that the
-    validity test accepts its complaint about that form nowhere else."""
+    """Exactly the samples in COMBINED_REFERENCES use the combined form."""
     combined = {row["id"] for _, row in ENTRIES if _combines_outputs(row["plan"])}
     assert combined == COMBINED_REFERENCES
 

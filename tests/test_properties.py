@@ -1,7 +1,8 @@
 """Property-based tests of the plan validator and the argument resolver.
 
 Plans: generated valid DAGs (random task types, dependencies only on earlier subtasks,
-``<GENERATED>-k`` only where subtask k produces the kind the argument needs) always pass
+``<GENERATED>-k`` only where subtask k produces the kind the argument needs, several of
+them combined with text in text arguments) always pass
 :func:`hugginggpt.nodes.planning.validation.validate_plan`; the same plans with one random corruption are
 always rejected, with a problem that names what is wrong.
 
@@ -80,6 +81,14 @@ def valid_plans(draw: st.DrawFn, min_size: int = 1, max_size: int = 8) -> list[d
                     source = draw(st.sampled_from(sources))
                     deps.add(source)
                     args[arg.name] = f"<GENERATED>-{source}"
+                elif arg.kind == "text" and (texts := [
+                        p["id"] for p in earlier
+                        if get_task_type(p["task"]).output_for("text") is not None]) \
+                        and draw(st.booleans()):  # several outputs combined with text
+                    combined = draw(st.lists(st.sampled_from(texts), min_size=1, max_size=3))
+                    deps.update(combined)
+                    args[arg.name] = draw(_words) + " " + " and ".join(
+                        f"<GENERATED>-{k}" for k in combined)
                 elif arg.kind == "text":
                     args[arg.name] = draw(_text_literal())
                 else:
@@ -125,6 +134,7 @@ def _type(item: dict[str, Any]) -> TaskType:
 CORRUPTIONS = ["cycle", "self-dep", "dangling-dep", "forward-dep", "duplicate-id",
                "unknown-task", "missing-arg", "unknown-arg", "bad-reference",
                "wrong-kind-reference", "parameter-reference", "embedded-reference",
+               "embedded-bad-reference", "embedded-no-text-form", "embedded-in-parameter",
                "wrong-literal", "non-string-arg", "nul-byte", "negative-id", "too-many"]
 
 
@@ -189,10 +199,35 @@ def corrupted_plans(draw: st.DrawFn, kind: str) -> tuple[list[dict[str, Any]], s
         plan += [{"id": 100 + e, "task": "summarization", "args": {"text": "x"}}
                  for e in range(extra)]
         return plan, "at most 8 are allowed"
-    if kind == "embedded-reference":
-        name = draw(st.sampled_from([a.name for a in task.args]))
-        item["args"][name] = f"{draw(_words)} <GENERATED>-{draw(st.integers(0, 60))} and more"
-        return plan, "a reference must be the whole value"
+    if kind == "embedded-reference":  # in a file argument: a file is no part of a text
+        target = draw(st.sampled_from([t for t in TASKS if any(a.is_data and a.kind != "text"
+                                                               for a in t.args)]))
+        arg = draw(st.sampled_from([a for a in target.args
+                                    if a.is_data and a.kind != "text"]))
+        plan.append({"id": fresh, "task": target.name, "dep": [item["id"]],
+                     "args": {arg.name: f"{draw(_words)} <GENERATED>-{item['id']} and more"}})
+        return plan, f"reference to {'an' if arg.kind[0] in 'aeiou' else 'a'} {arg.kind} " \
+                     "must be the whole value"
+    if kind == "embedded-bad-reference":  # in a text argument, not among the dependencies
+        target = draw(st.integers(0, 1000))
+        plan.append({"id": fresh, "task": "summarization", "dep": [],
+                     "args": {"text": f"{draw(_words)} <GENERATED>-{target} and more"}})
+        return plan, f"embeds <GENERATED>-{target} but {target} is not in its dep list []"
+    if kind == "embedded-no-text-form":
+        target = draw(st.sampled_from([t for t in TASKS if t.output_for("text") is None]))
+        del plan[6:]  # room for two more subtasks (the last one is nobody's dependency)
+        plan.append({"id": fresh, "task": target.name, "dep": [],
+                     "args": {a.name: draw(_file_literal(str(a.kind))) if a.kind != "text"
+                              else "x" for a in target.args if a.required}})
+        plan.append({"id": fresh + 1, "task": "summarization", "dep": [fresh],
+                     "args": {"text": f"Describe {draw(_words)} <GENERATED>-{fresh}"}})
+        return plan, f"embeds <GENERATED>-{fresh}, but subtask {fresh} ({target.name})"
+    if kind == "embedded-in-parameter":
+        target = draw(st.sampled_from([t for t in TASKS if any(not a.is_data for a in t.args)]))
+        arg = draw(st.sampled_from([a for a in target.args if not a.is_data]))
+        plan.append({"id": fresh, "task": target.name, "dep": [item["id"]],
+                     "args": {arg.name: f"fr <GENERATED>-{item['id']}"}})
+        return plan, f"argument {arg.name!r} is a parameter and cannot contain <GENERATED>-"
     if kind == "wrong-literal":
         data = [a for a in task.args if a.is_data]
         arg = draw(st.sampled_from(data))

@@ -1,8 +1,15 @@
-"""Kinds of data that flow between subtasks, and how to tell a value's kind."""
+"""Kinds of data that flow between subtasks, and how to tell a value's kind.
+
+Also how an argument names other subtasks' outputs: ``<GENERATED>-k`` as the whole value
+(any kind; a file passes as an artifact), or embedded, any number of times, in the text of
+a text argument ("Describe the scene from <GENERATED>-0 and <GENERATED>-1"), where each is
+filled in with the text form of that output (:func:`as_text`).
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
@@ -12,7 +19,11 @@ __all__ = [
     "TEXT_LIKE",
     "as_text",
     "GENERATED_RE",
+    "REF_RE",
+    "generated",
     "generated_ref",
+    "generated_refs",
+    "fill_refs",
     "kind_of_literal",
     "is_url",
 ]
@@ -28,6 +39,9 @@ TEXT_LIKE: frozenset[str] = frozenset({"labels", "number"})
 
 GENERATED_RE = re.compile(r"^<GENERATED>-([0-9]+)$")
 """A whole argument value that names another subtask's output, as in HuggingGPT."""
+
+REF_RE = re.compile(r"<GENERATED>-([0-9]+)")
+"""A reference anywhere in a value (ASCII digits only: ``<GENERATED>-\uff10`` is text)."""
 
 _SUFFIX_KINDS: dict[str, Kind] = {
     **dict.fromkeys((".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff"), "image"),
@@ -58,6 +72,26 @@ def generated_ref(value: str) -> int | None:
     """Return k when ``value`` is exactly ``<GENERATED>-k``, else None."""
     match = GENERATED_RE.match(value.strip())
     return int(match.group(1)) if match else None
+
+
+def generated_refs(value: str) -> list[int]:
+    """Every k that ``value`` names as ``<GENERATED>-k``, whole or embedded in text, in
+    the order of first appearance, each once: the subtasks whose outputs it needs."""
+    return list(dict.fromkeys(int(k) for k in REF_RE.findall(value)))
+
+
+def generated(k: int) -> str:
+    """The reference to subtask ``k``'s output, ``<GENERATED>-k``, for a planner to write
+    as a whole value or inside a text argument."""
+    return f"<GENERATED>-{k}"
+
+
+def fill_refs(value: str, text_of: Callable[[int], str]) -> str:
+    """``value`` with each ``<GENERATED>-k`` replaced, in place, by ``text_of(k)``.
+
+    The replacement text is inserted as is (a ``<GENERATED>-j`` inside an output is not
+    filled in again)."""
+    return REF_RE.sub(lambda match: text_of(int(match.group(1))), value)
 
 
 def is_url(value: str) -> bool:

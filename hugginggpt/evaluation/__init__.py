@@ -41,9 +41,11 @@ Differences from TaskBench, on purpose:
 - Edges come from ``dep``; TaskBench reads them from ``<node-j>`` arguments, which the
   reader turns into ``dep``, so the two agree on its data.
 - A reference ``<GENERATED>-k`` is compared as ``<node:TASK>``, ``TASK`` being node k's
-  task, so plans that number their subtasks differently still match (TaskBench compares
-  the source tool's name). A literal value is compared stripped of white space and of
-  one pair of surrounding quotes, case-insensitively (TaskBench compares it as is).
+  task, whether it is the whole value or embedded in text ("from <node:image-to-text>
+  and <node:object-detection>"), so plans that number their subtasks differently still
+  match (TaskBench compares the source tool's name). A literal value is compared
+  stripped of white space and of one pair of surrounding quotes, case-insensitively
+  (TaskBench compares it as is).
 - When a gold sample has an argument without a name (TaskBench's Hugging Face data gives
   a list of values), the sample is scored by value: each argument's "name", on both
   sides, is the kind of its value (the primary output kind of a referenced node's task,

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from hugginggpt.evaluation.datasets import PlanNode
 from hugginggpt.tools.experts.tasks import get_task_type
-from hugginggpt.tools.kinds import generated_ref, kind_of_literal
+from hugginggpt.tools.kinds import fill_refs, generated_ref, generated_refs, kind_of_literal
 
 __all__ = [
     "Shape",
@@ -170,6 +170,10 @@ def _argument_keys(
                 source = get_task_type(task_of[ref])
                 kind = source.outputs[0].kind if source else "other"
                 normalised = f"<node:{task_of[ref]}>"
+            elif generated_refs(value):  # outputs combined with text: the text is compared
+                kind = "text"
+                normalised = _normalise_literal(fill_refs(
+                    value, lambda k: f"<node:{task_of.get(k, k)}>"))
             else:
                 kind = kind_of_literal(value)
                 normalised = _normalise_literal(value)

@@ -1,5 +1,9 @@
 """Turning a subtask's plan arguments into tool arguments: dependency outputs, files
-inside the workspace or attached, URL inputs downloaded within the run's limits."""
+inside the workspace or attached, URL inputs downloaded within the run's limits.
+
+A whole ``<GENERATED>-k`` value passes subtask k's output as it is (a file as its path);
+references embedded in a text argument are each filled in with the text form of the
+output they name, and the text that results is held to the plan's argument limit."""
 
 from __future__ import annotations
 
@@ -9,15 +13,23 @@ from typing import Any
 
 from hugginggpt.nodes.execution.board import Board
 from hugginggpt.nodes.execution.jobs import Job, finite, remaining_s, run_time_limit
+from hugginggpt.nodes.planning.validation import MAX_ARG_CHARS
 from hugginggpt.tools.artifacts import ArtifactStore, is_artifact_ref
 from hugginggpt.tools.errors import ArgumentError, TransientToolError
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.fetch import DownloadBudget, FetchLimits, fetch_url
 from hugginggpt.tools.inputs import resolve_input_file
-from hugginggpt.tools.kinds import as_text, generated_ref, is_url
+from hugginggpt.tools.kinds import (
+    REF_RE,
+    as_text,
+    fill_refs,
+    generated_ref,
+    generated_refs,
+    is_url,
+)
 from hugginggpt.tools.threads import in_thread
 
-__all__ = ["FILE_KINDS", "resolve_args", "resolve_inputs"]
+__all__ = ["FILE_KINDS", "resolve_args", "resolve_inputs", "fill_text"]
 
 FILE_KINDS = frozenset({"image", "audio", "video", "table"})
 """Argument kinds whose values are files (paths, URLs or artifact references)."""
@@ -64,6 +76,11 @@ def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore
                                     f"a {type(produced).__name__}")
             else:
                 resolved[name] = as_text(produced) if kind == "text" else produced
+        elif generated_refs(value):
+            if kind != "text":  # validated plans embed references in text arguments only
+                raise ArgumentError(f"argument {name!r} ({kind}) embeds a <GENERATED>-k "
+                                    "reference in other text; only a text argument can")
+            resolved[name] = fill_text(name, value, deps, store)
         elif kind in FILE_KINDS:
             if is_url(value):
                 fetched = fetch_url(value, kind, store, FetchLimits(**job.fetch), downloads)
@@ -73,6 +90,45 @@ def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore
         else:
             resolved[name] = value
     return resolved
+
+
+def fill_text(name: str, value: str, deps: dict[int, dict[str, Any]], store: ArtifactStore,
+              max_chars: int = MAX_ARG_CHARS) -> str:
+    """The text argument ``value`` with each ``<GENERATED>-k`` replaced, where it stands,
+    by the text form of subtask k's output (text as it is, labels as "dog (0.97), ...",
+    a number with three decimals: :func:`~hugginggpt.tools.kinds.as_text`).
+
+    Raises:
+        ArgumentError: a reference names no dependency or an output with no text form,
+            or the filled-in text is longer than ``max_chars`` (the limit a plan's own
+            argument values have: outputs cannot smuggle in more).
+    """
+    texts = {ref: _text_output(name, ref, deps, store) for ref in generated_refs(value)}
+    length = len(value) + sum(len(texts[int(match.group(1))]) - len(match.group(0))
+                              for match in REF_RE.finditer(value))  # before it is built
+    if length > max_chars:
+        sizes = ", ".join(f"<GENERATED>-{ref}: {len(text)}" for ref, text in texts.items())
+        raise ArgumentError(
+            f"argument {name!r} is {length} characters long once its references are "
+            f"filled in ({sizes}), over the limit of {max_chars}: summarise the long "
+            "outputs first")
+    return fill_refs(value, texts.__getitem__)
+
+
+def _text_output(name: str, ref: int, deps: dict[int, dict[str, Any]],
+                 store: ArtifactStore) -> str:
+    if ref not in deps:
+        raise ArgumentError(f"argument {name!r} refers to subtask {ref}, which is not among "
+                            "this subtask's dependencies")
+    source = deps[ref]
+    source_type = get_task_type(source["task"])
+    output = source_type.output_for("text") if source_type else None
+    if output is None or output.name not in source["outputs"]:
+        raise ArgumentError(f"subtask {ref} produced no output with a text form for {name!r}")
+    produced = source["outputs"][output.name]
+    if is_artifact_ref(produced):
+        return _read_text(store.resolve(produced), ref)
+    return as_text(produced)
 
 
 def _read_text(path: Path, source: int) -> str:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from typing import Any
 
 from pydantic import ValidationError
 
 from hugginggpt.graph.state import Subtask
-from hugginggpt.tools.experts.tasks import get_task_type, task_types
-from hugginggpt.tools.kinds import generated_ref, is_url, kind_of_literal
+from hugginggpt.tools.experts.tasks import Arg, get_task_type, task_types
+from hugginggpt.tools.kinds import generated_ref, generated_refs, is_url, kind_of_literal
 from hugginggpt.tools.llm.replies import json_candidates
 from hugginggpt.tools.text import clip
 
@@ -29,9 +28,6 @@ MAX_ARG_CHARS = 100_000
 """The longest argument value a plan may carry (state, checkpoints and prompts hold it)."""
 MAX_PROBLEMS = 20
 """Problems listed for one plan; the rest are counted (they go back to the LLM)."""
-
-_EMBEDDED_REF_RE = re.compile(r"<GENERATED>-[0-9]+")
-
 
 PLAN_FORMAT = 'a JSON list of subtasks or {"subtasks": [...]}'
 """What a plan given by a person or a program is (HuggingGPT's format)."""
@@ -174,9 +170,11 @@ def validate_plan(
     plan over the limit is not examined further), each subtask's shape, unique ids, known
     task types, dependencies that exist, precede and form no cycle, ``<GENERATED>-k``
     only for declared dependencies and only where subtask k produces the kind the
-    argument needs, argument names the task type knows, required arguments present,
-    argument values without NUL bytes and at most ``max_arg_chars`` long, and literal
-    values of the right kind. At most :data:`MAX_PROBLEMS` problems are listed.
+    argument needs (a whole value), or has a text form (embedded, any number of times,
+    in a text argument; never in a file argument or a parameter), argument names the
+    task type knows, required arguments present, argument values without NUL bytes and
+    at most ``max_arg_chars`` long, and literal values of the right kind. At most
+    :data:`MAX_PROBLEMS` problems are listed.
     """
     problems: list[str] = []
     if len(items) > max_subtasks:  # not examined further: bounded work on any input
@@ -252,13 +250,10 @@ def validate_plan(
                 )
                 continue
             ref = generated_ref(value)
-            if ref is None and _EMBEDDED_REF_RE.search(value):
-                problems.append(
-                    f"subtask {st.id}: argument {name!r} embeds a <GENERATED>-k reference in "
-                    "other text; a reference must be the whole value"
-                )
-                continue
-            if ref is not None:
+            refs = generated_refs(value)
+            if refs and ref is None:
+                problems.extend(_embedded_problems(st, name, arg, refs, task_of))
+            elif ref is not None:
                 if ref not in st.dep:
                     problems.append(
                         f"subtask {st.id}: argument {name!r} uses <GENERATED>-{ref} but {ref} "
@@ -294,6 +289,39 @@ def validate_plan(
     if len(problems) > MAX_PROBLEMS:
         problems[MAX_PROBLEMS:] = [f"... and {len(problems) - MAX_PROBLEMS} more problems"]
     return subtasks, problems
+
+
+def _embedded_problems(st: Subtask, name: str, arg: Arg, refs: list[int],
+                       task_of: dict[int, str]) -> list[str]:
+    """What is wrong with references embedded in the text of argument ``name``.
+
+    Only a text argument may combine outputs with text: a file cannot be spliced into a
+    sentence, and a parameter (a language code, labels) is the planner's to write. Each
+    reference must be a declared dependency whose task has an output with a text form
+    (text, labels, a number), so that it can be filled in where it stands.
+    """
+    where = f"subtask {st.id} ({st.task}): argument {name!r}"
+    if not arg.is_data:
+        return [f"{where} is a parameter and cannot contain <GENERATED>-{refs[0]}: "
+                "write its value out"]
+    if arg.kind != "text":
+        return [f"{where} needs {arg.kind} and embeds <GENERATED>-{refs[0]} in other text; a "
+                f"reference to {'an' if str(arg.kind)[0] in 'aeiou' else 'a'} {arg.kind} "
+                f"must be the whole value (\"<GENERATED>-{refs[0]}\")"]
+    problems = []
+    for ref in refs:
+        if ref not in st.dep:
+            problems.append(f"{where} embeds <GENERATED>-{ref} but {ref} is not in its dep "
+                            f"list {st.dep}")
+            continue
+        source = get_task_type(task_of.get(ref, ""))
+        if source is not None and source.output_for("text") is None:
+            outs = ", ".join(sorted(source.output_kinds))
+            problems.append(
+                f"{where} embeds <GENERATED>-{ref}, but subtask {ref} ({source.name}) "
+                f"produces {outs}, which has no text form to fill in; only text, labels "
+                "or a number can be combined with text")
+    return problems
 
 
 def _closest(task: str, known: list[str]) -> str:
