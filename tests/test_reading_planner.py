@@ -49,7 +49,8 @@ def test_a_question_and_its_context_keep_their_roles():
     assert args == {"question": "when did the museum open?",
                     "text": "The city museum opened in 1998 after ten years of building."}
     [(_, _, pasted)] = plan("According to this, who founded the company? The company was "
-                            "founded by two brothers in a garage in Ohio in 1952.")
+                            "founded by two brothers in a garage in Ohio in 1952, and it "
+                            "moved to Chicago ten years later.")
     assert pasted["question"].endswith("who founded the company?")
     assert "garage in Ohio" in pasted["text"] and "founded the company?" not in pasted["text"]
 

@@ -47,7 +47,8 @@ _LANGUAGE_ID = (
     r"\bwhich language|\bwhat language|\bdetect (?:the |its )?language|\bidentify (?:the |its )?"
     r"language|\blanguage (?:is|of)\b|\bwhat(?:'s| is) the language|\bquelle (?:est la )?langue"
     r"|\ben quelle langue|\bqu[ée] idioma|\bcu[aá]l es el idioma|\ben qu[ée] idioma"
-    r"|\bwelche sprache|\bin welcher sprache|什么语言|哪种语言|哪国语言|语种|哪门语言")
+    r"|\bwelche sprache|\bin welcher sprache|什么语言|哪种语言|哪国语言|语种|哪门语言"
+    r"|\b(?:is|are) (?:it|this|that|they) (?:in )?(?:[a-z]+ or [a-z]+)\b(?= ?\?)")
 _SENTIMENT = (
     r"\bsentiment|\bpositive\b|\bnegative\b|\btone\b|\bmood\b|\bemotion|\bfeel(?:s|ing|ings)?\b"
     r"|\bangry\b|\bhappy\b|\bupset\b|\bopinion|\bpolarity|\btoxic|\bspam\b|\bsarcas|\bpositi[fv]"
@@ -64,7 +65,10 @@ CUES: tuple[Cue, ...] = (
          r"find|pull out|get) (?:all )?(?:the )?(?:names|people|persons|places|locations|"
          r"organi[sz]ations|companies|dates)|\bnoms (?:de personnes|propres|des)|\bpersonnes"
          r"|\blieux\b|\bnombres (?:propios|de)|\bpersonas\b|\blugares\b|\bnamen\b|\bpersonen\b"
-         r"|\borte\b|实体|人名|地名|机构名|组织名|公司名"),
+         r"|\borte\b|实体|人名|地名|机构名|组织名|公司名"
+         r"|\b(?:every|evry|each|all|any) (?:the )?(?:company|companies|person|people|persons|"
+         r"organi[sz]ations?|places?|names?|brands?)\b[^.?!]{0,30}\b(?:mention|name|said)"
+         r"|\ball the \w+ (?:mentioned|named)\b|\bwho(?:'s| is| was)? mentioned"),
     _cue("sentence-similarity",
          r"\bsimilar|\bsame meaning|\bhow close\b|\bparaphrases? of each other|\bmean the same"
          r"|\bsemblabl|\bsimilaire|\bsimilares?\b|\bparecid|\b[äa]hnlich|相似|相近|意思一样|一样吗"),
@@ -85,7 +89,8 @@ CUES: tuple[Cue, ...] = (
          r"(?:version|file|clip|recording) of|\bturn (?:it|this|that|\w+) into (?:speech|audio)"
          r"|\b(?:to|into) (?:an? )?(?:speech|audio|mp3|wav|voice recording)\b|\baudio (?:file "
          r"|clip |version )?(?:from|of)\b|\bmake (?:an? )?(?:audio|recording|mp3)\b"
-         r"|\bsay (?:it|this|that)\b|\bpronounc|\bvoice message"
+         r"|\bsay (?:it|this|that)\b|\bpronounc|\bvoice message|\bspoken\b"
+         r"|\bas (?:an? )?(?:audio|speech|voice|mp3|sound)(?: file| clip)?\b"
          r"|\bvoix haute|\bhaute voix|\bvoz alta|\bvorles|\bvorlesen|\blaut vor|\bsprich|\bmp3 of"
          r"|\blies\b.{0,60}\bvor\b|\bl[ée]elo|\blee (?:esto|este|esta|en voz)"
          r"|朗读|读出来|念出来|读给我|念给我|转成语音|语音合成|读一下|念一下|读出"),
@@ -97,6 +102,7 @@ CUES: tuple[Cue, ...] = (
          r" points\b|\bmain points\b|\bboil (?:it|this) down|\bin (?:a few|one|two|three) "
          r"(?:sentences?|lines?|bullet)|\bshorten|\br[ée]sum[eé]|\br[ée]sumer|\br[ée]sumez"
          r"|\bsynth[eè]se|\bresum[eai]|\bresumen|\bresúm|\bzusammenfass|\bzusammen\b|\bkurzfassung"
+         r"|\b(?:short|shorter|brief|condensed|quick) (?:version|recap|overview)|\brecap\b"
          r"|总结|摘要|概括|归纳|概述|要点"),
     _cue("image-segmentation",
          r"\bsegment|\bmasks?\b|\bcut out|\bremove the background|\bbackground removal"
@@ -114,12 +120,12 @@ CUES: tuple[Cue, ...] = (
          r"|breed|sort) of|\bwhich (?:animal|species|breed|bird|plant|flower|dog|cat|car|kind)"
          r"|\bidentify (?:the )?(?:animal|species|breed|object|plant|bird|flower)|\bwhat is this"
          r"\b|\bquel(?:le)? (?:type|genre|espèce|race)|\bqu[ée] (?:tipo|clase|especie|raza)"
-         r"|\bwelche (?:art|rasse|sorte)|什么动物|什么品种|什么东西|哪种", "image"),
+         r"|\bwelche (?:art|rasse|sorte)|什么动物|什么品种|哪种", "image"),
     _cue("object-detection",
          r"\bdetect|\bobjects?\b|\bbounding box|\blocate\b|\bfind (?:all |every )?(?:the )?\w+ "
          r"(?:in|on)\b|\bcount (?:the |all |how many )|\bhow many\b|\bspot (?:the|all|every)"
          r"|\bd[ée]tect|\bobjet|\bobjeto|\berkenn|\bobjekt|\bcombien|\bcu[aá]nt[oa]s|\bwie viele"
-         r"|检测|物体|目标|数一数|有几个|有多少|找出", "image"),
+         r"|检测|物体|目标|数一数|有几个|有多少|找出|有什么东西|哪些东西|什么物品", "image"),
     _cue("image-to-text",
          r"\bcaption|\bdescri(?:be|ption)\b|\bocr\b|\bextract (?:the |all |any )?(?:text|words)"
          r"|\bread (?:the |out the )?(?:text|words|writing|sign|label|document)|\bwhat (?:does|do)"
@@ -128,11 +134,13 @@ CUES: tuple[Cue, ...] = (
          r"|\bwhat(?:'s| is) (?:in|on) (?:the |this |my )?\S+\.(?:jpe?g|png|gif|webp|bmp)"
          r"|\btext (?:from|in|of)\b|\bl[ée]gende"
          r"|\bd[ée]cri[rstv]|\bdescrib[ea]|\bbeschreib|\bbildunterschrift|\btexto de|\btext aus"
-         r"|描述|说明文字|配文|识别.{0,6}文字|提取.{0,6}文字|图中.{0,4}文字|写了什么|图片里|照片里",
+         r"|描述|说明文字|配文|识别.{0,6}文字|提取.{0,6}文字|图中.{0,4}文字|写了什么|图片里|照片里"
+         r"|\bqu[ée] (?:pone|dice)\b|\bque dit\b|\bqu'est-ce qui est [ée]crit|\bwas steht"
+         r"|\bwas sagt (?:das|der|die)|写的是什么|写着什么|上面写",
          "image"),
     _cue("image-to-image",
-         r"\bedit|\bturn (?:it|the (?:photo|image|picture)|this (?:photo|image)|\S+\.(?:jpe?g|png))"
-         r" into|\bmake (?:it|the (?:photo|image|picture)) (?:look|more|less|black|bright|dark)"
+         r"\bedit|\blook like\b|\bturn (?:it|the (?:photo|image|picture)|this (?:photo|image)"
+         r"|\S+\.(?:jpe?g|png)) into|\bmake (?:it|the (?:photo|image|picture)) (?:look|more|less|black|bright|dark)"
          r"|\bstyle of|\bcartoon|\bcolori[sz]|\bsharpen|\bupscale|\bretouch|\bbrighten|\bblack and"
          r" white|\bwatercolou?r|\bsketch version|\bmodifi|\bbearbeit|修图|风格|变成|改成",
          "image"),
@@ -153,10 +161,11 @@ CUES: tuple[Cue, ...] = (
          r"|\bumformulier|\bumschreib|\bkorrigier|改写|润色|重写|改正|改一下"),
     _cue("feature-extraction", r"\bembedding|\bvectori[sz]|\bvector\b|\bencode\b"),
     _cue("conversational",
-         r"\breply to (?:this|the|my)|\brespond to (?:this|the|my) message|\bchat with me"
-         r"|\bwhat would you (?:say|reply)"),
+         r"\breply\b|\brespond\b|\bchat ?bot|\bchat with me|\bwhat would you (?:say|reply)"
+         r"|\br[ée]pond|\bresponde|\bantworte|回复|回答他|回答她"),
     _cue("tabular-classification",
-         r"\bclassify|\bpredict|\bfor each row|\beach row|\bevery row|\bcategori[sz]e", "table"),
+         r"\bclassify|\bpredict|\bfor each row|\beach row|\bevery row|\bcategori[sz]e|\bmodel\b"
+         r"|\blikely to|\bwill (?:leave|churn|default|buy|pay)|\bchurn|\bfraud", "table"),
     _cue("zero-shot-classification",
          r"\bclassify|\bcategori[sz]e|\bsort (?:it|this|them|these|the \w+)? ?into|\blabel (?:it|"
          r"this)|\btag (?:it|this)|\bwhich (?:topic|category|class)|\bis (?:it|this|that) about"
@@ -176,7 +185,8 @@ DOCUMENT_NAME = re.compile(
     r"|menu|certificate|passport|licen[cs]e|report|memo|factura|rechnung|facture", re.IGNORECASE)
 """A file name that says an image is a document (questions about it go to document QA)."""
 GENERIC_LOOK = re.compile(
-    r"^\W*(?:what(?:'s| is) (?:in|on|this)|what do you see|describe|qu'y a-t-il|qu[ée] hay|"
+    r"\bwhat(?:'s| is) (?:in|on) (?:it|this|that|the (?:image|photo|picture|pic))\b|^\W*(?:"
+    r"what(?:'s| is) (?:in|on|this)|what do you see|describe|qu'y a-t-il|qu[ée] hay|"
     r"was ist (?:auf|in)|图片里有什么)|里有什么|中有什么|上有什么", re.IGNORECASE)
 """A question about an image that asks for its description, not a fact in it."""
 

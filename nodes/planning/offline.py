@@ -20,7 +20,7 @@ from typing import Any
 from hugginggpt.nodes.planning.bank import BankExample, PlanBank
 from hugginggpt.nodes.planning.cues import cues_in
 from hugginggpt.nodes.planning.reading import PLACEHOLDER, RequestFacts, mask, read_request
-from hugginggpt.nodes.planning.steps import PlanReader, clauses_of
+from hugginggpt.nodes.planning.steps import Clause, PlanReader, clauses_of
 from hugginggpt.nodes.planning.validation import validate_plan
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.kinds import DATA_KINDS, generated_ref
@@ -121,17 +121,20 @@ def offline_plan(
     clauses = clauses_of(masked)
     reader = PlanReader(masked, list(files))
     uncued = []
-    for clause in clauses:  # any kind might be made by an earlier step
+    cued = [bool(cues_in(PLACEHOLDER.sub(" ", c.text))) for c in clauses]  # any kind at hand
+    for clause in clauses:
         plain = PLACEHOLDER.sub(" ", clause.text)
-        if not cues_in(plain) and not clause.question and not clause.files and len(
+        if not any(cued) and not clause.question and not clause.files and len(
                 re.findall(r"\w+", plain)) >= 2:  # a word or two matches any example
             uncued.append(clause)
     nearest = _nearest_steps(bank, [masked.instruction, *(c.text for c in uncued)])
     whole, by_clause = nearest[0], dict(zip(map(id, uncued), nearest[1:], strict=True))
     from_bank: list[str] = []
-    for clause in clauses:
+    for position, clause in enumerate(clauses):
         plain = PLACEHOLDER.sub(" ", clause.text)
         clause.matches = cues_in(plain, reader.available(clause))
+        if _answered_by_next(clause, clauses[position + 1:position + 2], reader):
+            continue
         reader.problems += [
             f"{m.task} in {masked.restore(clause.text)!r} needs {_article(m.cue.needs)}: attach "
             "one with --file or name it" for m in cues_in(plain)
@@ -163,6 +166,34 @@ def offline_plan(
     return _from_whole_request(request, files, bank, reader.problems,
                                max_subtasks=max_subtasks, min_similarity=min_similarity,
                                candidates=candidates)
+
+
+def _answered_by_next(clause: Clause, following: list[Clause], reader: PlanReader) -> bool:
+    """Whether a question is asked again as an instruction by the next clause, on the
+    same input ("did they name any competitors? list every company they mention"; "what's
+    the difference between a.jpg and b.jpg? just describe each one"): then the instruction
+    is planned, and the files the question names pass on to it."""
+    if clause.matches or not clause.question or not following:
+        return False
+    after = following[0]
+    if after.question or after.files:
+        return False
+    ask = reader.tasks(clause, None)
+    answer = cues_in(PLACEHOLDER.sub(" ", after.text), reader.available(after))
+    needs = _needs_of([t for t, _ in ask])
+    if not ask or not answer or not needs & _needs_of([m.task for m in answer]):
+        return False
+    after.files = {**clause.files, **after.files}
+    return True
+
+
+def _needs_of(tasks: list[str]) -> set[str]:
+    kinds = set()
+    for task in tasks:
+        task_type = get_task_type(task)
+        kinds |= {str(a.kind) for a in task_type.args if a.required and a.is_data} if (
+            task_type) else set()
+    return kinds
 
 
 def _article(kind: str | None) -> str:

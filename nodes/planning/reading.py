@@ -23,7 +23,7 @@ from hugginggpt.tools.languages import BY_NAME, NATIVE_NAMES
 
 __all__ = ["QUOTE_RE", "FILE_RE", "LANGUAGES", "Masked", "RequestFacts", "mask",
            "read_request", "request_shape", "split_clauses", "unquote_files", "url_kind",
-           "target_languages", "mentioned_language", "is_question"]
+           "target_languages", "mentioned_language", "languages_named", "is_question"]
 
 QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|„([^“”]+)[“”]|«\s*([^»]+?)\s*»|「([^」]+)」'
                       r"|『([^』]+)』|(?<![\w])'([^']{2,})'(?![\w])")
@@ -85,6 +85,11 @@ def _unquoted_length(text: str) -> int:
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
+_POINTS_AT_TEXT = re.compile(
+    r"\b(?:this|these|the following|below|text|passage|article|paragraph|story|according|based"
+    r" on|d'après|selon|según|laut)\b|根据|这段|以下", re.IGNORECASE)
+
+
 def _is_pasted(tail: str) -> bool:
     """Whether the tail of a request is a text to work on rather than more instructions
     (a verb first, a file name, a short question, a quote)."""
@@ -104,7 +109,11 @@ def mask(request: str) -> Masked:
     head, pasted = request, None
     for match in _PASTE.finditer(request):
         tail = request[match.end():].strip()
-        if _is_pasted(tail) and _unquoted_length(request[:match.start()]) >= 2:
+        head_text = request[:match.start()]
+        if match.group(0).strip() == "" and not match.group(0).count("\n") and not (
+                len(tail) >= 100 and _POINTS_AT_TEXT.search(head_text)):
+            continue  # after a question: only a long text the question points at
+        if _is_pasted(tail) and _unquoted_length(head_text) >= 2:
             head, pasted = request[:match.start()], 0
             texts.append(tail)
             break
@@ -150,8 +159,8 @@ _SOURCE_RE = re.compile(rf"\b(?:from|de l'|du|del|aus dem|aus)\s*({_NAME_RE})(?!
                         rf"\b{_SOURCE_NOUNS}\s+in\s+({_NAME_RE})(?![a-zà-ÿ])|"
                         rf"(?:从)\s*({_NAME_RE})", re.IGNORECASE)
 _LABELS_RE = re.compile(
-    r"(?:\b(?:labels?|categories|classes|topics|as|into|between|among|one of|about|comme|"
-    r"como|entre|als|zwischen|parmi)\s*:?|:|为)\s*"
+    r"(?:\b(?:labels?|categories|classes|topics|as|into|between|among|one of|about|under|"
+    r"belong to|fits?|comme|como|entre|als|zwischen|parmi)\s*:?|:|为)\s*"
     r"([\w -]+(?:\s*[,、，]\s*[\w -]+)+|[\w-]+\s+(?:or|ou|o|oder|还是|或)\s+[\w-]+)",
     re.IGNORECASE)
 _LABEL_SPLIT = re.compile(r"\s*[,、，]\s*(?:(?:or|and|ou|et|o|y|oder|und)\s+)?|"
@@ -196,6 +205,13 @@ def mentioned_language(instruction: str) -> str | None:
         if not _NOT_TARGET.search(instruction[:match.start()]):
             return _NAMES[match.group(1).lower()]
     return None
+
+
+def languages_named(text: str) -> list[str]:
+    """Every language ``text`` names, as codes, in order."""
+    found = [_NAMES[m.group(1).lower()] for m in re.finditer(
+        rf"(?<![a-zà-ÿ])({_NAME_RE})(?![a-zà-ÿ])", text, re.IGNORECASE)]
+    return list(dict.fromkeys(found))
 
 
 def is_question(text: str) -> bool:

@@ -38,6 +38,7 @@ from hugginggpt.nodes.planning.reading import (
     clause_spans,
     files_in,
     labels_in,
+    languages_named,
     mentioned_language,
     question_in,
     source_language,
@@ -56,14 +57,18 @@ _REFERS_BACK = re.compile(
     r"das transkript)\b|它|结果|译文|摘要|内容|文字", re.IGNORECASE)
 _EVERY = re.compile(r"\b(?:both|each|all|these|every|two|les deux|chacune?|ambas|ambos|"
                     r"beide|jede)\b|两|每", re.IGNORECASE)
-_COMBINE = re.compile(r"\b(?:combin|together|merge|both|all of|from (?:the|these) "
-                      r"(?:results|outputs))|\bensemble|\bjunt|\bzusammen|结合|综合", re.IGNORECASE)
+_COMBINE = re.compile(r"\b(?:combin|together|merge|both|all of|single|one (?:summary|text|"
+                      r"paragraph|story)|from (?:the|these) (?:results|outputs))|\bensemble|\bjunt"
+                      r"|\bzusammen|结合|综合", re.IGNORECASE)
 _PROMPT_LEAD = re.compile(
     r"^.*?\b(?:image|picture|photo|drawing|illustration|painting|poster|logo|wallpaper|"
     r"artwork|icon|video|animation|clip)s?\s+(?:of|showing|with|where)\s+|^.*?\b(?:draw|paint|"
     r"sketch|illustrate|animate)\s+(?:me\s+)?", re.IGNORECASE)
 _POLITE = re.compile(r"^(?:(?:please|could you|can you|would you|kindly|hey|hi|ok|okay|now)"
                      r"[\s,]+)+", re.IGNORECASE)
+_COMBINING = frozenset({"summarization", "text-generation", "text2text-generation",
+                        "conversational"})
+"""Tasks that may work on several earlier outputs at once ("one summary of both")."""
 GENERATIVE = frozenset({"text-generation", "text2text-generation", "text-to-image",
                         "text-to-video", "conversational"})
 _FILE_STAGE = 0
@@ -132,6 +137,7 @@ class PlanReader:
     problems: list[str] = field(default_factory=list)
     used_texts: set[int] = field(default_factory=set)
     used_files: set[str] = field(default_factory=set)
+    clause_start: int = 0
 
     def __post_init__(self) -> None:
         self.files = files_in(self.masked.instruction, self.attached)
@@ -153,15 +159,29 @@ class PlanReader:
         return [i for i in range(len(self.steps) - 1, -1, -1)
                 if kind in self._made(self.steps[i])][skip:]
 
+    def _feeding(self, task: str) -> list[int]:
+        """The earlier steps with a text output that may feed ``task``, latest first. Two
+        asks of one clause work on the same input ("the short version, plus every person
+        named": both on the transcript), so a step of this clause feeds another only when
+        it reads a file (the transcript itself) or the ask is to translate or speak."""
+        chains = task in ("translation", "text-to-speech")
+        return [i for i in self._latest("text") if i < self.clause_start or chains
+                or _stage(self.steps[i]["task"]) == _FILE_STAGE]
+
     # tasks of a clause
     def tasks(self, clause: Clause, fallback: str | None) -> list[tuple[str, str]]:
         """(task, intent) pairs the clause asks for, in the order they run."""
+        self.clause_start = len(self.steps)
         at_hand = self.available(clause)
         asked: list[tuple[str, str]] = []
         for match in clause.matches:
             task = self._refine(match, clause, at_hand)
             if task and (task, match.cue.intent) not in asked:
                 asked.append((task, match.cue.intent))
+        if not asked and clause.question and _names_languages(clause.text):  # "is it X or Y?"
+            audio = "audio" in clause.files or ("audio" in self.files and not clause.literals)
+            asked.append(("audio-classification" if audio else "text-classification",
+                          "language"))
         if not asked and clause.targets and self._has_text(clause):  # "put it in English"
             asked.append(("translation", ""))
         if not asked and clause.labels and clause.question:  # "... sport or music?"
@@ -324,14 +344,16 @@ class PlanReader:
         if task == "question-answering":
             context = [i for i in clause.literals + self._all_texts()
                        if not _is_q(self.masked, i)]
-            made = self._latest("text")
+            made = self._feeding(task)
             if context and not (made and clause.refers_back and not own):
                 return [texts[context[0]]]
             return [f"<GENERATED>-{made[0]}"] if made else None
-        made = self._latest("text")
-        if task in GENERATIVE and made and _COMBINE.search(clause.text):
+        made = self._feeding(task)
+        if task in _COMBINING and made and _COMBINE.search(clause.text):
             leaves = self._leaves()
             if len(leaves) > 1:
+                if task not in GENERATIVE:
+                    return [" ".join(f"<GENERATED>-{i}" for i in leaves)]
                 restored = clause.masked.restore(clause.text)
                 refs = " and ".join(f"<GENERATED>-{i}" for i in leaves)
                 return [f"{_POLITE.sub('', restored).strip()}: {refs}"]
@@ -391,6 +413,13 @@ class PlanReader:
                                     "text2": f"<GENERATED>-{made[0]}"}
                     step["dep"] = sorted({made[0], made[1]})
         return self.steps
+
+
+def _names_languages(text: str) -> bool:
+    """Whether a question names a language as what the text might be in ("i think it is
+    portuguese but it could be galician??"), not as a target."""
+    plain = PLACEHOLDER.sub(" ", text)
+    return bool(languages_named(plain)) and not target_languages(plain)
 
 
 def _is_q(masked: Masked, index: int) -> bool:
