@@ -53,7 +53,8 @@ _SENTIMENT = (
     r"\bsentiment|\bpositive\b|\bnegative\b|\btone\b|\bmood\b|\bemotion|\bfeel(?:s|ing|ings)?\b"
     r"|\bangry\b|\bhappy\b|\bupset\b|\bopinion|\bpolarity|\btoxic|\bspam\b|\bsarcas|\bpositi[fv]"
     r"|\bn[ée]gati[fv]|\bsentimiento|\bemoci[oó]n|\bpositivo|\bnegativo|\bstimmung|\bgef[üu]hl"
-    r"|\bpositiv|\bnegativ|\bton\b|情感|情绪|正面|负面|积极|消极|褒贬|态度|心情")
+    r"|\bpositiv|\bnegativ|\bton\b|\bde qu[ée] humor|\bd'humeur|\bhumeur|\blaune|情感|情绪|正面"
+    r"|负面|积极|消极|褒贬|态度|心情")
 CUES: tuple[Cue, ...] = (
     _cue("text-classification", _LANGUAGE_ID, intent="language"),
     _cue("token-classification",
@@ -68,15 +69,26 @@ CUES: tuple[Cue, ...] = (
          r"|\borte\b|实体|人名|地名|机构名|组织名|公司名"
          r"|\b(?:every|evry|each|all|any) (?:the )?(?:company|companies|person|people|persons|"
          r"organi[sz]ations?|places?|names?|brands?)\b[^.?!]{0,30}\b(?:mention|name|said)"
-         r"|\ball the \w+ (?:mentioned|named)\b|\bwho(?:'s| is| was)? mentioned"),
+         r"|\ball the \w+ (?:mentioned|named)\b|\bwho(?:'s| is| was)? mentioned"
+         r"|\b(?:wer|wen|welche \w+)\b.{0,40}(?:erwähnt|genannt)|\bmentionn[ée]|\bmencionad"
+         r"|\bnombrad|提到了谁|提到的|提及"),
     _cue("sentence-similarity",
          r"\bsimilar|\bsame meaning|\bhow close\b|\bparaphrases? of each other|\bmean the same"
-         r"|\bsemblabl|\bsimilaire|\bsimilares?\b|\bparecid|\b[äa]hnlich|相似|相近|意思一样|一样吗"),
+         r"|\bthe same thing\b|\bsame (?:content|words|message)|\bsemblabl|\bsimilaire"
+         r"|\bsimilares?\b|\bparecid|\b[äa]hnlich|相似|相近|意思一样|一样吗"),
     _cue("audio-to-audio",
-         r"\bdenois|\bnoise|\bclean (?:up )?(?:the |this |my )?(?:audio|recording|sound)"
+         r"\bdenois|\bnoise|\bhiss\b|\bhum\b|\bstatic\b|\bcrackl|\bclean (?:up )?(?:the |this "
+         r"|my )?(?:audio|recording|sound)"
          r"|\benhance (?:the |this |my )?(?:audio|recording|speech|sound|voice)|\bseparate the"
          r" (?:voice|vocals|speakers|sources)|\bisolate|\bremove (?:the )?(?:background )?(?:hum|"
          r"music|hiss)|\bbruit|\bruido|\brauschen|降噪|去噪|噪音|杂音", "audio"),
+    _cue("audio-classification",
+         r"\bwhat (?:sound|noise|kind of (?:sound|noise)|instrument|animal|bird)s?\b|\bwhich "
+         r"(?:sound|instrument|bird|animal)|\bclassify (?:the |this )?(?:sound|audio|recording"
+         r"|clip)"
+         r"|\bgenre\b|\bspeaker'?s? (?:mood|emotion|gender|age)|\bemotion in (?:the |his |her )?"
+         r"voice|\bquel (?:son|bruit)|\bqu[ée] (?:sonido|ruido)|\bwelches? (?:geräusch|instrument)"
+         r"|什么声音|什么乐器", "audio"),
     _cue("automatic-speech-recognition",
          r"\btranscri|\bspeech[- ]to[- ]text|\bwrite down what|\bwhat (?:is|was|'s) (?:being )?"
          r"said|\bwhat (?:does|did) (?:he|she|they|the speaker|the caller|it|\w+) say|\bdictat"
@@ -105,7 +117,8 @@ CUES: tuple[Cue, ...] = (
          r"|\b(?:short|shorter|brief|condensed|quick) (?:version|recap|overview)|\brecap\b"
          r"|总结|摘要|概括|归纳|概述|要点"),
     _cue("image-segmentation",
-         r"\bsegment|\bmasks?\b|\bcut out|\bremove the background|\bbackground removal"
+         r"\bsegment|\bmasks?\b|\bcut out|\bcut (?:the |a |an )?\w+ out\b"
+         r"|\bremove the background|\bbackground removal"
          r"|\bseparate the (?:foreground|background|objects)|\bsegmenta|\bsegmentier|分割|抠图",
          "image"),
     _cue("depth-estimation",
@@ -117,7 +130,8 @@ CUES: tuple[Cue, ...] = (
          "image"),
     _cue("image-classification",
          r"\bclassify (?:the |this |my )?(?:image|photo|picture|pic)|\bwhat (?:kind|type|species"
-         r"|breed|sort) of|\bwhich (?:animal|species|breed|bird|plant|flower|dog|cat|car|kind)"
+         r"|breed|sort) of|\bwhat (?:breed|species|kind|type|sort)\b|\bwhich (?:animal|species"
+         r"|breed|bird|plant|flower|dog|cat|car|kind)"
          r"|\bidentify (?:the )?(?:animal|species|breed|object|plant|bird|flower)|\bwhat is this"
          r"\b|\bquel(?:le)? (?:type|genre|espèce|race)|\bqu[ée] (?:tipo|clase|especie|raza)"
          r"|\bwelche (?:art|rasse|sorte)|什么动物|什么品种|哪种", "image"),
@@ -140,7 +154,8 @@ CUES: tuple[Cue, ...] = (
          "image"),
     _cue("image-to-image",
          r"\bedit|\blook like\b|\bturn (?:it|the (?:photo|image|picture)|this (?:photo|image)"
-         r"|\S+\.(?:jpe?g|png)) into|\bmake (?:it|the (?:photo|image|picture)) (?:look|more|less|black|bright|dark)"
+         r"|\S+\.(?:jpe?g|png)) into|\bmake (?:it|the (?:photo|image|picture)) (?:look|more|less"
+         r"|black|bright|dark)"
          r"|\bstyle of|\bcartoon|\bcolori[sz]|\bsharpen|\bupscale|\bretouch|\bbrighten|\bblack and"
          r" white|\bwatercolou?r|\bsketch version|\bmodifi|\bbearbeit|修图|风格|变成|改成",
          "image"),
@@ -171,6 +186,10 @@ CUES: tuple[Cue, ...] = (
          r"this)|\btag (?:it|this)|\bwhich (?:topic|category|class)|\bis (?:it|this|that) about"
          r"|\bfile (?:it|this) under|\bclass(?:e|er|ifie)|\bcat[ée]gor|\bclasific|\bklassifizier"
          r"|\beinordn|\bkategori|分类|归类|属于哪|属于"),
+    _cue("question-answering",
+         r"\baccording to\b|\bbased on (?:the|this|that)\b|\bfrom (?:the|this) (?:text|passage|"
+         r"article|paragraph|email|letter)\b|\bd'après\b|\bselon\b|\bseg[uú]n\b|\blaut\b"
+         r"|\bgemäß\b|根据"),
     _cue("text-generation",
          r"\bwrite|\bcompose|\bcontinue|\bdraft|\bcome up with|\bbrainstorm|\bcomplete (?:this|"
          r"the) (?:sentence|story|text)|\bstory|\bpoem|\bhaiku|\bslogan|\bjoke|\blimerick|\btweet"

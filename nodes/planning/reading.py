@@ -26,7 +26,7 @@ __all__ = ["QUOTE_RE", "FILE_RE", "LANGUAGES", "Masked", "RequestFacts", "mask",
            "target_languages", "mentioned_language", "languages_named", "is_question"]
 
 QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|„([^“”]+)[“”]|«\s*([^»]+?)\s*»|「([^」]+)」'
-                      r"|『([^』]+)』|(?<![\w])'([^']{2,})'(?![\w])")
+                      r"|『([^』]+)』|(?<![\w])'((?:[^']|'(?=\w)){2,}?)'(?![\w])")
 """Quoted text: "double", “curly”, „German“, «guillemets», 「corner」 or 'single' quotes."""
 FILE_RE = re.compile(
     r"(?:https?://\S+?|[\w./-]+\.[A-Za-z0-9]{2,5})(?=[\s,;:!?)'\"，。；：？！]|\.(?:\s|$)|$)")
@@ -163,6 +163,11 @@ _LABELS_RE = re.compile(
     r"belong to|fits?|comme|como|entre|als|zwischen|parmi)\s*:?|:|为)\s*"
     r"([\w -]+(?:\s*[,、，]\s*[\w -]+)+|[\w-]+\s+(?:or|ou|o|oder|还是|或)\s+[\w-]+)",
     re.IGNORECASE)
+_ASKED_LABELS = re.compile(
+    r"\b(?:is|are|was) (?:it|this|that|they|these)(?: \w+)? ([\w-]+(?:\s*,\s*[\w -]+)+,?\s+or\s+"
+    r"[\w-]+)\s*\?", re.IGNORECASE)
+"""Labels asked as a question with three or more choices ("is this email spam, work or
+personal?"); two ("positive or negative?") are read by the cue words."""
 _LABEL_SPLIT = re.compile(r"\s*[,、，]\s*(?:(?:or|and|ou|et|o|y|oder|und)\s+)?|"
                           r"\s+(?:or|and|ou|et|o|y|oder|und)\s+|还是|或者|或|和")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
@@ -249,7 +254,8 @@ def files_in(instruction: str, attached: Sequence[str] = ()) -> dict[str, list[s
 
 def labels_in(instruction: str) -> str | None:
     """Candidate labels ("as sports, politics or science"), comma-separated, or None."""
-    match = _LABELS_RE.search(PLACEHOLDER.sub(" ", instruction))
+    plain = PLACEHOLDER.sub(" ", instruction)
+    match = _LABELS_RE.search(plain) or _ASKED_LABELS.search(plain)
     if not match:
         return None
     labels = [w.strip() for w in _LABEL_SPLIT.split(match.group(1)) if w and w.strip()]

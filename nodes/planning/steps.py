@@ -174,7 +174,11 @@ class PlanReader:
         self.clause_start = len(self.steps)
         at_hand = self.available(clause)
         asked: list[tuple[str, str]] = []
+        labels = {w.strip().lower() for w in (clause.labels or "").split(",")}
         for match in clause.matches:
+            if match.task == "text-classification" and clause.text[
+                    match.start:match.end].lower() in labels:
+                continue  # a label named ("spam, work or personal?"), not a sentiment asked
             task = self._refine(match, clause, at_hand)
             if task and (task, match.cue.intent) not in asked:
                 asked.append((task, match.cue.intent))
@@ -209,6 +213,8 @@ class PlanReader:
             if "image" in clause.files or ("image" in at_hand and not self._has_text(clause)):
                 return "zero-shot-image-classification"
             return task
+        if task == "token-classification" and "image" in clause.files and not clause.literals:
+            return "object-detection"  # "find the people in crowd.jpg"
         if task == "text-classification" and "audio" in clause.files:
             return "audio-classification"
         if task == "object-detection" and clause.question and re.search(
@@ -357,6 +363,10 @@ class PlanReader:
                 restored = clause.masked.restore(clause.text)
                 refs = " and ".join(f"<GENERATED>-{i}" for i in leaves)
                 return [f"{_POLITE.sub('', restored).strip()}: {refs}"]
+        if task not in _COMBINING and made and _EVERY.search(clause.text) and not own:
+            leaves = [i for i in self._leaves() if i in made]
+            if len(leaves) > 1:  # "translate both captions": one step each
+                return [f"<GENERATED>-{i}" for i in sorted(leaves)]
         if quoted or (own and not (made and clause.refers_back)):
             index = (quoted or own)[0]
             self.used_texts.add(index)
