@@ -90,7 +90,8 @@ CUES: tuple[Cue, ...] = (
          r"voice|\bquel (?:son|bruit)|\bqu[ée] (?:sonido|ruido)|\bwelches? (?:geräusch|instrument)"
          r"|什么声音|什么乐器", "audio"),
     _cue("automatic-speech-recognition",
-         r"\btranscri|\bspeech[- ]to[- ]text|\bwrite down what|\bwhat (?:is|was|'s) (?:being )?"
+         r"\btranscri|\bspeech[- ]to[- ]text|\bwrite down what|\bwrite (?:it|this|that) (?:out"
+         r"|down)\b|\bwhat (?:is|was|'s) (?:being )?"
          r"said|\bwhat (?:does|did) (?:he|she|they|the speaker|the caller|it|\w+) say|\bdictat"
          r"|\btranskri|\babschrift|\bwas .{0,20}gesagt|\bce qu'(?:il|elle|on) dit|\bce qui est "
          r"dit|\blo que (?:se )?dice|\bqu[ée] dice|转录|转写|转成文字|转为文字|听写|说了什么"
@@ -214,7 +215,8 @@ _MENTIONED = re.compile(
     r"\b(?:the|this|that|its|their|le|la|el|die|das|den)\s+(?:summary|summaries|transcript|"
     r"transcription|caption|translation|translated text|description|answer|result|résumé|"
     r"traduction|transcription|légende|resumen|traducción|transcripción|zusammenfassung|"
-    r"übersetzung|beschreibung)\b", re.IGNORECASE)
+    r"übersetzung|beschreibung|depth map|mask|annotated image|edited (?:photo|image|picture)|new "
+    r"(?:image|picture)|generated (?:image|picture))\b", re.IGNORECASE)
 """An earlier output named as such ("translate the summary"): the clause works on it,
 it does not ask for another one."""
 EVERY_KIND = frozenset({"text", "image", "audio", "table", "video"})

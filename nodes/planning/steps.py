@@ -51,7 +51,8 @@ __all__ = ["Clause", "PlanReader", "clauses_of"]
 _REFERS_BACK = re.compile(
     r"\b(?:it|its|that|them|they|these|those|both|the result|the results|the output|the "
     r"(?:caption|text|transcript|transcription|summary|translation|answer|description|story|"
-    r"poem|reply|words|recording|speech|audio|image|picture|photo|two))\b|\b(?:ça|le résultat|"
+    r"poem|reply|words|recording|speech|audio|image|picture|photo|two|depth map|mask|new image|"
+    r"generated image|edited (?:photo|image)))\b|\b(?:ça|le résultat|"
     r"la traduction|le résumé|la transcription|la légende|lo|la|el resultado|la traducción|"
     r"el resumen|la transcripción|es|das ergebnis|die übersetzung|die zusammenfassung|"
     r"das transkript)\b|它|结果|译文|摘要|内容|文字", re.IGNORECASE)
