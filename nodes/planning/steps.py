@@ -418,7 +418,7 @@ class PlanReader:
         for step in self.steps:
             if step["task"] == "sentence-similarity" and step["args"].get(
                     "text") == step["args"].get("text2"):
-                made = self._latest("text")
+                made = [i for i in self._latest("text") if i < step["id"]]
                 if len(made) >= 2:
                     step["args"] = {**step["args"], "text": f"<GENERATED>-{made[1]}",
                                     "text2": f"<GENERATED>-{made[0]}"}
@@ -453,7 +453,7 @@ def _prompt(task: str, clause: Clause) -> str:
 
 def _makes_text(task: str) -> bool:
     task_type = get_task_type(task)
-    return bool(task_type) and any(o.kind == "text" for o in task_type.outputs)
+    return task_type is not None and any(o.kind == "text" for o in task_type.outputs)
 
 
 def _needs(kind: str, name: str) -> str:
