@@ -1,0 +1,242 @@
+"""What a subtask is asked to find out: the clause of the request it serves, with the text
+to process masked, and, for the classification task types, the kind of answer asked for.
+
+Why: ``text-classification`` covers sentiment, emotion, language identification and
+more, and ``audio-classification`` covers keywords, sounds, a speaker's emotion or
+language; the task type does not say which, the request's words do ("is it positive or
+negative?"). Model cards must be compared with those words, never with the text to be
+classified: a Dutch review is not a question about languages.
+
+:func:`read_intent` gives the clause and the kind; ranking compares the cards with the
+clause and keeps only the candidates whose kind fits (:func:`intent_part`).
+
+What is hand-written, and what comes from the cards:
+
+- hand-written: :data:`KIND_WORDS`, a few stems per kind (the kind's name and the
+  request words that ask for it; "like" is left out, since "I would like to know which
+  language" is not a sentiment question), :data:`RELATED` (an emotion question may fall
+  back to a sentiment model), :data:`INTENT_TASKS` and the words that start a negation;
+- from the cards: a card's kind is the kind whose stems its id and description use most,
+  outside negated phrases (langdetect's card "says nothing about sentiment"); and a kind's
+  cue words grow by the words of the descriptions' first sentences (what the model does)
+  that two or more cards of that kind share and no card of another kind uses (with the
+  shipped cards, "neutral" for sentiment);
+- only kinds that some card of the task type has count: "keyword" means nothing for a
+  text classifier. Words are matched without accents, so "négatif" counts; Chinese and
+  other unspaced scripts get no cue words (the embedding still compares the clause).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from hugginggpt.nodes.planning.reading import QUOTE_RE, split_clauses, unquote_files
+from hugginggpt.tools.experts.catalog import ModelCard
+from hugginggpt.tools.experts.lite.engines import embed
+from hugginggpt.tools.languages import BY_NAME
+
+__all__ = ["INTENT_TASKS", "KIND_WORDS", "RELATED", "Intent", "card_kind", "cue_words",
+           "focus", "intent_clause", "intent_part", "read_intent"]
+
+INTENT_TASKS = frozenset({"text-classification", "audio-classification",
+                          "image-classification"})
+"""The task types whose name does not say what is classified (zero-shot gets its labels
+from the request, token classification is named entities)."""
+
+KIND_WORDS: dict[str, tuple[str, ...]] = {
+    "sentiment": ("sentiment", "positi", "negati", "polarit", "opinion", "review", "hate",
+                  "love"),
+    "emotion": ("emotion", "feel", "feeling", "mood", "angry", "anger", "happy",
+                "happiness", "joy", "sad", "fear", "surprise", "disgust"),
+    "language": ("languag", "langue", "idioma", "sprache", "lengua", "dialect"),
+    "keyword": ("keyword", "command", "word"),
+    "sound": ("sound", "noise", "audioset"),
+}
+"""Stems per kind: a word matches a stem it starts with, up to four letters longer."""
+
+RELATED = frozenset({frozenset({"sentiment", "emotion"})})
+"""Kinds close enough that a model of one may answer a question about the other."""
+
+MATCH, CLOSE = 2.0, -1.0
+"""The ``intent`` part of a card of the kind asked for, and of a related kind."""
+
+TEXT, THIS = "PASTEDTEXT", "OWNTEXT"
+"""Placeholders: another quoted or pasted text, and the subtask's own text."""
+_READABLE = {TEXT: "a text", THIS: "this text"}
+_MAX_CLAUSES, _CLAUSE_CHARS, _LONG_TAIL = 12, 240, 120
+_WORD = re.compile(r"[^\W\d_]+")
+_NEGATED = re.compile(r"\b(?:no|not|nothing about|never|cannot|without)\b[^.;:!?]*",
+                      re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_STOP = frozenset({"only", "with", "from", "that", "this", "which", "their", "text",
+                   "texts", "model", "labels", "label", "scores", "score", "classifies",
+                   *BY_NAME})
+
+
+@dataclass(frozen=True)
+class Intent:
+    """What the request asks of one subtask."""
+
+    clause: str
+    """The clause it serves, the texts masked ("Is this text positive or negative?")."""
+    kind: str | None = None
+    """The kind of answer asked for (a key of :data:`KIND_WORDS`), None when unclear."""
+    cue: str | None = None
+    """The request word that decided ``kind``."""
+
+
+def focus(clauses: list[str], task_description: str) -> str:
+    """The clause of a request that a subtask of this task type serves (the one closest
+    in meaning to the task's description), so that ranking compares model cards with
+    "tell me the sentiment of the text" rather than with the whole request."""
+    if len(clauses) < 2:
+        return clauses[0] if clauses else ""
+    target, *vectors = embed([task_description, *clauses])
+    scores = [sum(a * b for a, b in zip(target, v, strict=True)) for v in vectors]
+    return clauses[scores.index(max(scores))]
+
+
+def _plain(word: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", word.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _words(text: str) -> list[str]:
+    return [_plain(w) for w in _WORD.findall(text) if w not in (TEXT, THIS)]
+
+
+
+def _matches(word: str, stem: str) -> bool:
+    return word.startswith(stem) and len(word) - len(stem) <= 4
+
+
+def _kind_counts(words: Iterable[str], cues: dict[str, frozenset[str]]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for word in words:
+        for kind, stems in cues.items():
+            if any(_matches(word, stem) for stem in stems):
+                counts[kind] += 1
+    return counts
+
+
+def _unique_best(counts: Counter[str]) -> str | None:
+    ranked = counts.most_common(2)
+    if not ranked or (len(ranked) == 2 and ranked[0][1] == ranked[1][1]):
+        return None
+    return ranked[0][0]
+
+
+@lru_cache(maxsize=512)
+def _card_kind(model: str, description: str) -> str | None:
+    said = _NEGATED.sub(" ", f"{model.replace('/', ' ')} {description}")
+    seeds = {kind: frozenset(stems) for kind, stems in KIND_WORDS.items()}
+    return _unique_best(_kind_counts(_words(said), seeds))
+
+
+def card_kind(card: ModelCard | None) -> str | None:
+    """The kind of answer the card's model gives, from its id and description; None
+    when they do not tell (a general image classifier, a card without a description)."""
+    return None if card is None else _card_kind(card.id, card.description)
+
+
+@lru_cache(maxsize=64)
+def _cues(cards: tuple[tuple[str, str], ...]) -> dict[str, frozenset[str]]:
+    kinds = {model: _card_kind(model, text) for model, text in cards}
+    seen: dict[str | None, Counter[str]] = {}
+    for model, text in cards:
+        what = _NEGATED.sub(" ", _SENTENCE.split(text, maxsplit=1)[0])  # what it does
+        words = {w for w in _words(what) if len(w) >= 4 and w not in _STOP}
+        seen.setdefault(kinds[model], Counter()).update(words)
+    found = {}
+    for kind in sorted({k for k in kinds.values() if k is not None}):
+        others = {w for k, counter in seen.items() if k != kind for w in counter}
+        shared = {w for w, n in seen[kind].items() if n >= 2 and w not in others}
+        found[kind] = frozenset(KIND_WORDS[kind]) | shared
+    return found
+
+
+def cue_words(cards: Sequence[ModelCard]) -> dict[str, frozenset[str]]:
+    """The kinds the task type's cards offer, each with the words (stems) that ask for
+    it: the hand-written stems and the description words its cards share."""
+    return _cues(tuple(sorted({(c.id, c.description) for c in cards})))
+
+
+def _mask(request: str, literals: Sequence[str]) -> str:
+    """The request with the subtask's own texts as :data:`THIS` and every other quoted
+    text, or long text after a colon, as :data:`TEXT` (a question after it stays)."""
+    masked = unquote_files(request)
+    for literal in sorted({t.strip() for t in literals if t.strip()}, key=len, reverse=True):
+        masked = masked.replace(literal, f" {THIS} ")
+    masked = QUOTE_RE.sub(
+        lambda m: f" {THIS} " if THIS in m.group(0) else f" {TEXT} ", masked)
+    head, colon, tail = masked.partition(": ")
+    if colon and len(tail) > _LONG_TAIL and THIS not in tail and TEXT not in tail:
+        body, mark, question = tail.rstrip().rpartition(". ")
+        keep = question if mark and question.endswith("?") and len(question) < 200 else ""
+        masked = f"{head}: {TEXT}. {keep}"
+    return masked
+
+
+def _bare(clause: str) -> bool:
+    return not _words(clause)
+
+
+def intent_clause(request: str, literals: Sequence[str], description: str) -> str:
+    """The clause of ``request`` that a subtask serves, its texts masked: the clause that
+    holds the subtask's own text (``literals``) when the request quotes or pastes it,
+    else the clause nearest in meaning to the task's ``description``.
+
+    A clause that is nothing but a text joins the one before it ("Is it positive? 'The
+    food was cold.'"). At most the first and last few clauses are read, each clipped, so
+    that a long pasted text costs no more than a short one.
+    """
+    clauses: list[str] = []
+    for clause in split_clauses(_mask(request, literals)):
+        if clauses and (_bare(clause) or _bare(clauses[-1])):
+            clauses[-1] = f"{clauses[-1]} {clause}"
+        else:
+            clauses.append(clause)
+    if len(clauses) > _MAX_CLAUSES:
+        clauses = clauses[: _MAX_CLAUSES - 4] + clauses[-4:]
+    clauses = [c[:_CLAUSE_CHARS] for c in clauses]
+    own = next((c for c in clauses if THIS in c), None)
+    chosen = own or focus(clauses, description)
+    for placeholder, readable in _READABLE.items():
+        chosen = chosen.replace(placeholder, readable)
+    return " ".join(chosen.split())
+
+
+def read_intent(request: str, task: str, literals: Sequence[str], description: str,
+                cards: Sequence[ModelCard]) -> Intent:
+    """The clause a subtask serves and, for :data:`INTENT_TASKS`, the kind asked for:
+    the offered kind whose cue words the clause uses most (None on a tie or none)."""
+    clause = intent_clause(request, literals, description)
+    if task not in INTENT_TASKS:
+        return Intent(clause)
+    cues = cue_words(cards)
+    words = _words(clause)
+    kind = _unique_best(_kind_counts(words, cues))
+    if kind is None:
+        return Intent(clause)
+    cue = next(w for w in words if any(_matches(w, s) for s in cues[kind]))
+    return Intent(clause, kind, cue)
+
+
+def intent_part(card: ModelCard | None, kind: str | None) -> float | None:
+    """The ``intent`` part of a card's score: :data:`MATCH` for a card of the kind asked
+    for, :data:`CLOSE` for a related kind, 0 when either kind is unknown, and None for a
+    card of another kind: it is no candidate (a language detector never answers "is it
+    positive?", not even as a fallback)."""
+    if kind is None:
+        return 0.0
+    own = card_kind(card)
+    if own is None:
+        return 0.0
+    if own == kind:
+        return MATCH
+    return CLOSE if frozenset({own, kind}) in RELATED else None
