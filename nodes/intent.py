@@ -72,6 +72,12 @@ _MAX_CLAUSES, _CLAUSE_CHARS, _LONG_TAIL = 12, 240, 120
 _WORD = re.compile(r"[^\W\d_]+")
 _NEGATED = re.compile(r"\b(?:no|not|nothing about|never|cannot|without)\b[^.;:!?]*",
                       re.IGNORECASE)
+_ASKS = re.compile(
+    r"\?|^(?:please|can|could|would|will|tell|what|which|who|how|is|are|does|do|did|"
+    r"classify|detect|identify|determine|find|say|give|analy[sz]e|check|recogni[sz]e|"
+    r"label|guess|rate|est|quel|quelle|cual|welche|welcher)\b", re.IGNORECASE)
+"""A clause that asks for something (a question, or an instruction's first word), as
+against a sentence of a pasted text."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _STOP = frozenset({"only", "with", "from", "that", "this", "which", "their", "text",
                    "texts", "model", "labels", "label", "scores", "score", "classifies",
@@ -192,8 +198,9 @@ def intent_clause(request: str, literals: Sequence[str], description: str) -> st
     else the clause nearest in meaning to the task's ``description``.
 
     A clause that is nothing but a text joins the one before it ("Is it positive? 'The
-    food was cold.'"). At most the first and last few clauses are read, each clipped, so
-    that a long pasted text costs no more than a short one.
+    food was cold.'"). Clauses that ask (a question, an instruction) come before the
+    sentences of a pasted text. At most the first and last few clauses are read, each
+    clipped, so that a long pasted text costs no more than a short one.
     """
     clauses: list[str] = []
     for clause in split_clauses(_mask(request, literals)):
@@ -204,11 +211,12 @@ def intent_clause(request: str, literals: Sequence[str], description: str) -> st
     if len(clauses) > _MAX_CLAUSES:
         clauses = clauses[: _MAX_CLAUSES - 4] + clauses[-4:]
     clauses = [c[:_CLAUSE_CHARS] for c in clauses]
-    own = next((c for c in clauses if THIS in c), None)
-    chosen = own or focus(clauses, description)
+    asking = [c for c in clauses if _ASKS.search(c)] or clauses
+    own = next((c for c in asking if THIS in c), None)
+    chosen = own or focus(asking, description)
     for placeholder, readable in _READABLE.items():
         chosen = chosen.replace(placeholder, readable)
-    return " ".join(chosen.split())
+    return re.sub(r"\s+(?=[?.!,;:])", "", " ".join(chosen.split()))
 
 
 def read_intent(request: str, task: str, literals: Sequence[str], description: str,

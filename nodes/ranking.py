@@ -25,8 +25,8 @@ a choice can be explained:
   latency exceeds B (at most -4); without a budget, -0.3 * log10(1 + latency).
 
 A specialist (a card with ``subjects``, such as the lite face detector) is a candidate only
-when the subtask's clause of the request uses one of its words: a request for the cars in a photo never
-gets a face detector, not even as a fallback.
+when the subtask's clause of the request uses one of its words: a request for the cars in
+a photo never gets a face detector, not even as a fallback.
 
 The language parts come from the subtask's own text (a French request may ask about an
 English text); the intent from the request's words about it.
