@@ -21,9 +21,14 @@ What is hand-written, and what comes from the cards:
   cue words grow by the words of the descriptions' first sentences (what the model does)
   that two or more cards of that kind share and no card of another kind uses (with the
   shipped cards, "neutral" for sentiment);
-- only kinds that some card of the task type has count: "keyword" means nothing for a
-  text classifier. Words are matched without accents, so "négatif" counts; Chinese and
-  other unspaced scripts get no cue words (the embedding still compares the clause).
+- a kind counts only when some card of the task type has it or a related kind:
+  "keyword" means nothing for a text classifier, but an emotion question keeps the
+  sentiment models (and loses the language detector) where no card does emotion.
+
+Words are matched without accents, so "négatif" counts; Chinese and other unspaced
+scripts get no cue words (the embedding still compares the clause). A clause that holds
+the subtask's text and another text ("is 'A' positive, and which language is 'B'?") is
+narrowed to its part around the subtask's text, cut at commas and "and"/"but".
 """
 
 from __future__ import annotations
@@ -49,8 +54,8 @@ INTENT_TASKS = frozenset({"text-classification", "audio-classification",
 from the request, token classification is named entities)."""
 
 KIND_WORDS: dict[str, tuple[str, ...]] = {
-    "sentiment": ("sentiment", "positi", "negati", "polarit", "opinion", "review", "hate",
-                  "love"),
+    "sentiment": ("sentiment", "positiv", "positif", "negativ", "negatif", "polarit",
+                  "opinion", "review", "hate", "love"),
     "emotion": ("emotion", "feel", "feeling", "mood", "angry", "anger", "happy",
                 "happiness", "joy", "sad", "fear", "surprise", "disgust"),
     "language": ("languag", "langue", "idioma", "sprache", "lengua", "dialect"),
@@ -78,6 +83,7 @@ _ASKS = re.compile(
     r"label|guess|rate|est|quel|quelle|cual|welche|welcher)\b", re.IGNORECASE)
 """A clause that asks for something (a question, or an instruction's first word), as
 against a sentence of a pasted text."""
+_PARTS = re.compile(r"[,;]\s*(?:and\s+|but\s+)?|\s+(?:and|but)\s+", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _STOP = frozenset({"only", "with", "from", "that", "this", "which", "their", "text",
                    "texts", "model", "labels", "label", "scores", "score", "classifies",
@@ -172,12 +178,32 @@ def cue_words(cards: Sequence[ModelCard]) -> dict[str, frozenset[str]]:
     return _cues(tuple(sorted({(c.id, c.description) for c in cards})))
 
 
+def _replace_whole(text: str, old: str, new: str) -> str:
+    """``text`` with each occurrence of ``old`` that is not part of a longer word
+    replaced ("hi" is not masked inside "which"); linear in the text's length."""
+    found, start = [], 0
+    while (at := text.find(old, start)) >= 0:
+        end = at + len(old)
+        inside = (at > 0 and text[at - 1].isalnum() and old[0].isalnum()) or (
+            end < len(text) and text[end].isalnum() and old[-1].isalnum())
+        if not inside:
+            found.append((at, end))
+        start = end if not inside else at + 1
+    if not found:
+        return text
+    pieces, last = [], 0
+    for at, end in found:
+        pieces += [text[last:at], new]
+        last = end
+    return "".join([*pieces, text[last:]])
+
+
 def _mask(request: str, literals: Sequence[str]) -> str:
     """The request with the subtask's own texts as :data:`THIS` and every other quoted
     text, or long text after a colon, as :data:`TEXT` (a question after it stays)."""
     masked = unquote_files(request)
     for literal in sorted({t.strip() for t in literals if t.strip()}, key=len, reverse=True):
-        masked = masked.replace(literal, f" {THIS} ")
+        masked = _replace_whole(masked, literal, f" {THIS} ")
     masked = QUOTE_RE.sub(
         lambda m: f" {THIS} " if THIS in m.group(0) else f" {TEXT} ", masked)
     head, colon, tail = masked.partition(": ")
@@ -213,22 +239,44 @@ def intent_clause(request: str, literals: Sequence[str], description: str) -> st
     clauses = [c[:_CLAUSE_CHARS] for c in clauses]
     asking = [c for c in clauses if _ASKS.search(c)] or clauses
     own = next((c for c in asking if THIS in c), None)
+    if own and TEXT in own:  # another subtask's text too: the part around this one's
+        part = next(p for p in _PARTS.split(own) if THIS in p)
+        own = part if len(_words(part)) >= 3 else own
     chosen = own or focus(asking, description)
     for placeholder, readable in _READABLE.items():
         chosen = chosen.replace(placeholder, readable)
     return re.sub(r"\s+(?=[?.!,;:])", "", " ".join(chosen.split()))
 
 
+def _related(a: str, b: str) -> bool:
+    return frozenset({a, b}) in RELATED
+
+
+def _asked(counts: Counter[str], offered: set[str]) -> str | None:
+    """The kind the clause's cue words ask for: the one counted most (a tie between
+    related kinds goes to one the cards offer; any other tie tells nothing), if the
+    cards offer it or a related kind ("keyword" means nothing to text classifiers)."""
+    if not counts:
+        return None
+    top = max(counts.values())
+    best = sorted(k for k, n in counts.items() if n == top)
+    if any(not _related(a, b) for a in best for b in best if a != b):
+        return None
+    kind = next((k for k in best if k in offered), best[0])
+    return kind if kind in offered or any(_related(kind, k) for k in offered) else None
+
+
 def read_intent(request: str, task: str, literals: Sequence[str], description: str,
                 cards: Sequence[ModelCard]) -> Intent:
-    """The clause a subtask serves and, for :data:`INTENT_TASKS`, the kind asked for:
-    the offered kind whose cue words the clause uses most (None on a tie or none)."""
+    """The clause a subtask serves and, for :data:`INTENT_TASKS`, the kind asked for
+    (:func:`_asked`; None when the words do not tell)."""
     clause = intent_clause(request, literals, description)
     if task not in INTENT_TASKS:
         return Intent(clause)
-    cues = cue_words(cards)
+    offered = cue_words(cards)
+    cues = {kind: frozenset(stems) for kind, stems in KIND_WORDS.items()} | offered
     words = _words(clause)
-    kind = _unique_best(_kind_counts(words, cues))
+    kind = _asked(_kind_counts(words, cues), set(offered))
     if kind is None:
         return Intent(clause)
     cue = next(w for w in words if any(_matches(w, s) for s in cues[kind]))

@@ -91,6 +91,11 @@ def test_the_shipped_cards_say_what_kind_of_classifier_they_are():
     (LANGUAGE_REQUEST, "language", "language"),
     ("I would like to know what language 'Dit is een mooie dag' is in", "language",
      "language"),
+    ("How angry does the writer feel? 'They cancelled my flight again!'", "emotion",
+     "angry"),  # no card does emotion, but sentiment is related
+    ("How does the review in 'The food was cold.' feel?", "sentiment", "review"),
+    ("What word best describes 'The food was cold.'?", None, None),  # keywords: audio
+    ("In which position is the verb in 'The food was cold.'?", None, None),
     ("Classify 'The food was cold and the waiter was rude.'", None, None),
 ])
 def test_the_request_words_name_the_kind_asked_for(request_text, kind, cue):
@@ -102,12 +107,21 @@ def test_the_request_words_name_the_kind_asked_for(request_text, kind, cue):
     assert text not in intent.clause and "this text" in intent.clause
 
 
+def test_a_short_text_is_masked_only_as_a_whole_word():
+    clause = intent_clause("Which language is hi in?", ["hi"], "Classify a text.")
+    assert clause == "Which language is this text in?"
+
+
 def test_the_clause_is_the_one_that_holds_the_subtask_text():
     request = f"Is '{REVIEW}' positive or negative? Which language is '{DUTCH}'?"
     description = "Classify a text (sentiment, topic, ...)."
     assert intent_clause(request, [REVIEW], description) == (
         "Is this text positive or negative?")
     assert intent_clause(request, [DUTCH], description) == "Which language is this text?"
+    # two questions in one clause: the part around each text
+    both = f"Is '{REVIEW}' positive or negative, and which language is '{DUTCH}'?"
+    assert intent_clause(both, [REVIEW], description) == "Is this text positive or negative"
+    assert intent_clause(both, [DUTCH], description) == "which language is this text?"
     # without its text in the request (an output of another step), the nearest clause
     clause = intent_clause("Read the photo, then tell me how the review feels",
                            ["<GENERATED>-0"], description)
@@ -132,6 +146,12 @@ def test_a_sentiment_question_gets_a_sentiment_model_on_lite_and_auto(local_cach
     assert auto[0].model == DISTILBERT and auto[0].backend == "local"
     assert LANGDETECT not in {c.model for c in auto}
     assert {card_kind(c.card) for c in auto} == {"sentiment"}
+
+
+def test_an_emotion_question_keeps_the_sentiment_model_but_not_the_language_detector():
+    ranked = _ranked("How angry does the writer feel? 'They cancelled my flight again!'",
+                     "They cancelled my flight again!", "lite")
+    assert [(c.model, c.parts["intent"]) for c in ranked] == [(VADER, -1.0)]
 
 
 def test_a_language_question_gets_the_language_detector_on_lite_and_auto(local_cached):
