@@ -15,7 +15,8 @@ What is hand-written, and what comes from the cards:
 - hand-written: :data:`KIND_WORDS`, a few stems per kind (the kind's name and the
   request words that ask for it; "like" is left out, since "I would like to know which
   language" is not a sentiment question), :data:`RELATED` (an emotion question may fall
-  back to a sentiment model), :data:`INTENT_TASKS` and the words that start a negation;
+  back to a sentiment model), :data:`INTENT_TASKS`, the words that start a negation, a
+  question or an instruction, and a few stop words;
 - from the cards: a card's kind is the kind whose stems its id and description use most,
   outside negated phrases (langdetect's card "says nothing about sentiment"); and a kind's
   cue words grow by the words of the descriptions' first sentences (what the model does)

@@ -73,6 +73,7 @@ def test_the_shipped_cards_say_what_kind_of_classifier_they_are():
     kinds = {c.id: card_kind(c) for c in model_cards("text-classification", catalog)}
     assert kinds[VADER] == kinds[DISTILBERT] == kinds[CARDIFF] == "sentiment"
     assert kinds[LANGDETECT] == "language"  # its card "says nothing about sentiment"
+    assert kinds["llm/expert"] == "sentiment"  # "no topics or languages"
     audio = {c.id: card_kind(c) for c in model_cards("audio-classification", catalog)}
     assert audio == {"superb/wav2vec2-base-superb-ks": "keyword",
                      "MIT/ast-finetuned-audioset-10-10-0.4593": "sound"}
