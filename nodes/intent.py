@@ -41,7 +41,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from hugginggpt.nodes.planning.reading import QUOTE_RE, split_clauses, unquote_files
+from hugginggpt.nodes.planning.reading import PLACEHOLDER, mask, split_clauses
 from hugginggpt.tools.experts.catalog import ModelCard
 from hugginggpt.tools.experts.lite.engines import embed
 from hugginggpt.tools.languages import BY_NAME
@@ -74,7 +74,7 @@ MATCH, CLOSE = 2.0, -1.0
 TEXT, THIS = "PASTEDTEXT", "OWNTEXT"
 """Placeholders: another quoted or pasted text, and the subtask's own text."""
 _READABLE = {TEXT: "a text", THIS: "this text"}
-_MAX_CLAUSES, _CLAUSE_CHARS, _LONG_TAIL = 12, 240, 120
+_MAX_CLAUSES, _CLAUSE_CHARS = 12, 240
 _WORD = re.compile(r"[^\W\d_]+")
 _NEGATED = re.compile(r"\b(?:no|not|nothing about|never|cannot|without)\b[^.;:!?]*",
                       re.IGNORECASE)
@@ -201,18 +201,25 @@ def _replace_whole(text: str, old: str, new: str) -> str:
 
 def _mask(request: str, literals: Sequence[str]) -> str:
     """The request with the subtask's own texts as :data:`THIS` and every other quoted
-    text, or long text after a colon, as :data:`TEXT` (a question after it stays)."""
-    masked = unquote_files(request)
-    for literal in sorted({t.strip() for t in literals if t.strip()}, key=len, reverse=True):
-        masked = _replace_whole(masked, literal, f" {THIS} ")
-    masked = QUOTE_RE.sub(
-        lambda m: f" {THIS} " if THIS in m.group(0) else f" {TEXT} ", masked)
-    head, colon, tail = masked.partition(": ")
-    if colon and len(tail) > _LONG_TAIL and THIS not in tail and TEXT not in tail:
-        body, mark, question = tail.rstrip().rpartition(". ")
-        keep = question if mark and question.endswith("?") and len(question) < 200 else ""
-        masked = f"{head}: {TEXT}. {keep}"
-    return masked
+    or pasted text as :data:`TEXT`, as the planner masks them (:func:`mask`); a short
+    question that ends a pasted text stays ("Review: <text> Is it positive?")."""
+    masked = mask(request)
+    own = {t.strip() for t in literals if t.strip()}
+
+    def is_own(text: str) -> bool:
+        return any(text == t or (min(len(text), len(t)) >= 20 and (t in text or text in t))
+                   for t in own)
+
+    instruction = PLACEHOLDER.sub(
+        lambda m: f" {THIS if is_own(masked.texts[int(m.group(1))]) else TEXT} ",
+        masked.instruction)
+    for literal in sorted(own, key=len, reverse=True):  # a text the planner saw unquoted
+        instruction = _replace_whole(instruction, literal, f" {THIS} ")
+    if masked.pasted is not None:
+        question = _SENTENCE.split(masked.texts[masked.pasted].rstrip())[-1]
+        if question.endswith(("?", "？")) and len(question) < 200:
+            instruction = f"{instruction.rstrip(' .')}. {question}"
+    return instruction
 
 
 def _bare(clause: str) -> bool:

@@ -32,7 +32,7 @@ from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, Catalog, load_cata
 from hugginggpt.tools.experts.lite.engines import language_of
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.experts.tasks import get_task_type
-from hugginggpt.tools.kinds import generated_ref, generated_refs, kind_of_literal
+from hugginggpt.tools.kinds import generated_refs, kind_of_literal
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import describe_llm, has_llm
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
@@ -155,7 +155,7 @@ def _query(subtask: Subtask, request: str, language: str | None, context: Contex
     task_type = get_task_type(subtask.task)
     texts = [
         value for name, value in subtask.args.items()
-        if generated_ref(value) is None and task_type
+        if not generated_refs(value) and task_type
         and (arg := task_type.arg(name)) is not None and arg.kind == "text"
     ]
     intent = read_intent(request, subtask.task, texts,
