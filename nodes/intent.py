@@ -26,8 +26,9 @@ What is hand-written, and what comes from the cards:
   "keyword" means nothing for a text classifier, but an emotion question keeps the
   sentiment models (and loses the language detector) where no card does emotion.
 
-Words are matched without accents, so "négatif" counts; Chinese and other unspaced
-scripts get no cue words (the embedding still compares the clause). A clause that holds
+Words are matched without accents, so "négatif" and "emoción" count; a few Chinese stems
+match inside a run of characters (正面, 情绪, 语言); other unspaced scripts get no cue
+words (the embedding still compares the clause). A clause that holds
 the subtask's text and another text ("is 'A' positive, and which language is 'B'?") is
 narrowed to its part around the subtask's text, cut at commas and "and"/"but".
 """
@@ -37,7 +38,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -56,14 +57,16 @@ from the request, token classification is named entities)."""
 
 KIND_WORDS: dict[str, tuple[str, ...]] = {
     "sentiment": ("sentiment", "positiv", "positif", "negativ", "negatif", "polarit",
-                  "opinion", "review", "hate", "love"),
-    "emotion": ("emotion", "feel", "feeling", "mood", "angry", "anger", "happy",
-                "happiness", "joy", "sad", "fear", "surprise", "disgust"),
-    "language": ("languag", "langue", "idioma", "sprache", "lengua", "dialect"),
+                  "opinion", "review", "hate", "love", "正面", "负面", "情感"),
+    "emotion": ("emotion", "emoci", "gefuhl", "feel", "mood", "angry", "anger", "happy",
+                "happiness", "joy", "sad", "fear", "surprise", "disgust", "情绪"),
+    "language": ("languag", "langue", "idioma", "sprache", "lengua", "dialect", "语言",
+                 "哪种语"),
     "keyword": ("keyword", "command", "word"),
     "sound": ("sound", "noise", "audioset"),
 }
-"""Stems per kind: a word matches a stem it starts with, up to four letters longer."""
+"""Stems per kind: a word matches a stem it starts with, up to four letters longer (a
+Chinese stem matches anywhere in a run of Chinese characters)."""
 
 RELATED = frozenset({frozenset({"sentiment", "emotion"})})
 """Kinds close enough that a model of one may answer a question about the other."""
@@ -85,6 +88,7 @@ _ASKS = re.compile(
 """A clause that asks for something (a question, or an instruction's first word), as
 against a sentence of a pasted text."""
 _PARTS = re.compile(r"[,;]\s*(?:and\s+|but\s+)?|\s+(?:and|but)\s+", re.IGNORECASE)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _STOP = frozenset({"only", "with", "from", "that", "this", "which", "their", "text",
                    "texts", "model", "labels", "label", "scores", "score", "classifies",
@@ -125,6 +129,8 @@ def _words(text: str) -> list[str]:
 
 
 def _matches(word: str, stem: str) -> bool:
+    if _CJK.match(stem):  # no spaces between words: anywhere in the run
+        return stem in word
     return word.startswith(stem) and len(word) - len(stem) <= 4
 
 
@@ -226,10 +232,12 @@ def _bare(clause: str) -> bool:
     return not _words(clause)
 
 
-def intent_clause(request: str, literals: Sequence[str], description: str) -> str:
+def intent_clause(request: str, literals: Sequence[str], description: str,
+                  prefer: Callable[[str], bool] | None = None) -> str:
     """The clause of ``request`` that a subtask serves, its texts masked: the clause that
     holds the subtask's own text (``literals``) when the request quotes or pastes it,
-    else the clause nearest in meaning to the task's ``description``.
+    else the clause nearest in meaning to the task's ``description`` (among those that
+    ``prefer`` accepts, if any do: those with cue words, since MiniLM reads English only).
 
     A clause that is nothing but a text joins the one before it ("Is it positive? 'The
     food was cold.'"). Clauses that ask (a question, an instruction) come before the
@@ -250,7 +258,8 @@ def intent_clause(request: str, literals: Sequence[str], description: str) -> st
     if own and TEXT in own:  # another subtask's text too: the part around this one's
         part = next(p for p in _PARTS.split(own) if THIS in p)
         own = part if len(_words(part)) >= 3 else own
-    chosen = own or focus(asking, description)
+    chosen = own or focus([c for c in asking if prefer and prefer(c)] or asking,
+                          description)
     for placeholder, readable in _READABLE.items():
         chosen = chosen.replace(placeholder, readable)
     return re.sub(r"\s+(?=[?.!,;:])", "", " ".join(chosen.split()))
@@ -274,21 +283,32 @@ def _asked(counts: Counter[str], offered: set[str]) -> str | None:
     return kind if kind in offered or any(_related(kind, k) for k in offered) else None
 
 
+def _first_cue(words: list[str], stems: frozenset[str]) -> str | None:
+    """The first word that matches a stem (for Chinese, the first stem in the run)."""
+    for word in words:
+        if hits := sorted((word.find(s), s) for s in stems if _matches(word, s)):
+            return hits[0][1] if _CJK.match(hits[0][1]) else word
+    return None
+
+
 def read_intent(request: str, task: str, literals: Sequence[str], description: str,
                 cards: Sequence[ModelCard]) -> Intent:
     """The clause a subtask serves and, for :data:`INTENT_TASKS`, the kind asked for
     (:func:`_asked`; None when the words do not tell)."""
-    clause = intent_clause(request, literals, description)
     if task not in INTENT_TASKS:
-        return Intent(clause)
+        return Intent(intent_clause(request, literals, description))
     offered = cue_words(cards)
     cues = {kind: frozenset(stems) for kind, stems in KIND_WORDS.items()} | offered
+
+    def asked(text: str) -> str | None:
+        return _asked(_kind_counts(_words(text), cues), set(offered))
+
+    clause = intent_clause(request, literals, description, prefer=lambda c: bool(asked(c)))
     words = _words(clause)
-    kind = _asked(_kind_counts(words, cues), set(offered))
+    kind = asked(clause)
     if kind is None:
         return Intent(clause)
-    cue = next(w for w in words if any(_matches(w, s) for s in cues[kind]))
-    return Intent(clause, kind, cue)
+    return Intent(clause, kind, _first_cue(words, cues[kind]))
 
 
 def intent_part(card: ModelCard | None, kind: str | None) -> float | None:

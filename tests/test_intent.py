@@ -89,6 +89,9 @@ def test_the_shipped_cards_say_what_kind_of_classifier_they_are():
      "neutral"),
     ("Ce commentaire est-il positif ou négatif ? 'Le repas était froid.'", "sentiment",
      "positif"),
+    ("¿Qué emoción transmite este mensaje? 'No puedo creer que por fin nos vamos'",
+     "emotion", "emocion"),
+    ("这条评论是正面的还是负面的？“快递很快，但是衣服的质量太差了。”", "sentiment", "正面"),
     (LANGUAGE_REQUEST, "language", "language"),
     ("I would like to know what language 'Dit is een mooie dag' is in", "language",
      "language"),
@@ -100,7 +103,8 @@ def test_the_shipped_cards_say_what_kind_of_classifier_they_are():
     ("Classify 'The food was cold and the waiter was rude.'", None, None),
 ])
 def test_the_request_words_name_the_kind_asked_for(request_text, kind, cue):
-    text = request_text.split("'")[1] if "'" in request_text else ""
+    text = request_text.split("'")[1] if "'" in request_text else (
+        request_text.split("“")[1].rstrip("”") if "“" in request_text else "")
     intent = read_intent(request_text, "text-classification", [text],
                          "Classify a text (sentiment, topic, ...).",
                          model_cards("text-classification", load_catalog()))
@@ -119,6 +123,11 @@ def test_the_clause_is_the_one_that_holds_the_subtask_text():
     assert intent_clause(request, [REVIEW], description) == (
         "Is this text positive or negative?")
     assert intent_clause(request, [DUTCH], description) == "Which language is this text?"
+    # an output of another step, in Spanish (MiniLM reads English): the clause with cues
+    spanish = read_intent("Lee el texto de cartel.png y dime en qué idioma está escrito",
+                          "text-classification", [], description,
+                          model_cards("text-classification", load_catalog()))
+    assert (spanish.clause, spanish.kind) == ("dime en qué idioma está escrito", "language")
     # two questions in one clause: the part around each text
     both = f"Is '{REVIEW}' positive or negative, and which language is '{DUTCH}'?"
     assert intent_clause(both, [REVIEW], description) == "Is this text positive or negative"
