@@ -143,7 +143,8 @@ def signature(subtask: Subtask, intent: str | None = None) -> tuple[Any, ...]:
         else:
             parts.append((name, "ref" if generated_refs(value)
                           else kind_of_literal(value)))
-    return (subtask.task, tuple(parts), intent)
+    key = (subtask.task, tuple(parts))
+    return key if intent is None else (*key, intent)
 
 
 def _query(subtask: Subtask, request: str, language: str | None, context: Context,
