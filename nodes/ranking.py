@@ -1,16 +1,23 @@
 """Candidate models for a task type: filtered by the backends a run may use and by
 availability, ranked by backend preference, then by a score from the model card.
 
-The score (higher is better) adds four parts, each kept in ``RankedCandidate.parts`` so
+The score (higher is better) adds these parts, each kept in ``RankedCandidate.parts`` so
 a choice can be explained:
 
 - ``popularity``: log10(downloads + 1) + 0.5 * log10(likes + 1), about 0 to 12;
 - ``language``: +1 when the card lists the request's language (or "multilingual"),
   -2 when it lists languages but not that one, 0 when it lists none or the request's
   language is unknown;
-- ``similarity``: 3 * cosine similarity of MiniLM embeddings of the subtask (task type,
-  arguments, request) and of the card's description, about -0.5 to 2.5; computed only
-  when there are several candidates to tell apart;
+- ``similarity``: 3 * cosine similarity of MiniLM embeddings of the intent (the clause
+  of the request the subtask serves, its quoted or pasted texts masked: "is this text
+  positive or negative?", never the text itself) and of the card's description, about
+  -0.5 to 2.5; computed only when there are several candidates to tell apart;
+- ``intent`` (text, audio and image classification, when the request's words say what
+  is asked: sentiment, emotion, language, ...): +2 for a card of that kind, -1 for a
+  related kind (a sentiment model for an emotion question), 0 when the card does not
+  say; a card of another kind is not a candidate at all (a language detector never
+  answers "is it positive?", not even as a fallback). See :mod:`hugginggpt.nodes.intent`
+  for the cue words and what is hand-written;
 - ``target`` (translation only): +2 when the card lists the target language; a model
   whose card lists languages without the target is not a candidate at all (an
   English-to-German model never translates into French, not even as a fallback);
@@ -18,8 +25,11 @@ a choice can be explained:
   latency exceeds B (at most -4); without a budget, -0.3 * log10(1 + latency).
 
 A specialist (a card with ``subjects``, such as the lite face detector) is a candidate only
-when the subtask's text uses one of its words: a request for the cars in a photo never
-gets a face detector, not even as a fallback.
+when the subtask's clause of the request uses one of its words: a request for the cars in
+a photo never gets a face detector, not even as a fallback.
+
+The language parts come from the subtask's own text (a French request may ask about an
+English text); the intent from the request's words about it.
 
 Which models can run at all is :mod:`hugginggpt.tools.experts.availability`'s job;
 choosing among close candidates is the select node's.
@@ -31,6 +41,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from hugginggpt.nodes.intent import focus, intent_part
 from hugginggpt.tools.experts.availability import backend_order
 from hugginggpt.tools.experts.availability import runnable as runnable_models
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
@@ -48,6 +59,9 @@ class Query:
     latency_budget_s: float | None = None
     target_language: str | None = None
     """For translation: the language the output must be in."""
+    intent: str | None = None
+    """For the classification task types: the kind of answer the request asks for
+    (``sentiment``, ``language``, ...; :mod:`hugginggpt.nodes.intent`)."""
 
 
 @dataclass(frozen=True)
@@ -61,17 +75,6 @@ class RankedCandidate:
     @property
     def expected_latency_s(self) -> float:
         return self.card.expected_latency_s if self.card else 1.0
-
-
-def focus(clauses: list[str], task_description: str) -> str:
-    """The clause of a request that a subtask of this task type serves (the one closest
-    in meaning to the task's description), so that ranking compares model cards with
-    "tell me the sentiment of the text" rather than with the whole request."""
-    if len(clauses) < 2:
-        return clauses[0] if clauses else ""
-    target, *vectors = embed([task_description, *clauses])
-    scores = [sum(a * b for a, b in zip(target, v, strict=True)) for v in vectors]
-    return clauses[scores.index(max(scores))]
 
 
 _WORD = re.compile(r"[a-z]+")
@@ -101,13 +104,15 @@ def _latency_part(card: ModelCard, budget: float | None) -> float:
 def _score(card: ModelCard | None, query: Query, similarity: float | None) -> dict[str, float]:
     if card is None:
         return {}
-    parts = {
+    parts: dict[str, float] = {
         "popularity": math.log10(card.downloads + 1) + 0.5 * math.log10(card.likes + 1),
         "language": _language_part(card, query.language),
         "latency": _latency_part(card, query.latency_budget_s),
     }
     if query.target_language:  # a model that cannot write the target language is no use
         parts["target"] = 2 * _language_part(card, query.target_language)
+    if query.intent is not None:
+        parts["intent"] = intent_part(card, query.intent) or 0.0
     if similarity is not None:
         parts["similarity"] = 3.0 * similarity
     return {k: round(v, 3) for k, v in parts.items()}
@@ -131,6 +136,7 @@ def rank_candidates(
         if not (card and query.target_language
                 and _language_part(card, query.target_language) < 0)  # cannot write it
         if serves_subject(card, query.text)
+        if intent_part(card, query.intent) is not None  # answers what was asked
     ]
     described = [card for _, card, _ in runnable if card is not None and card.description]
     similarities: dict[str, float] = {}

@@ -7,6 +7,7 @@ otherwise the ranking decides, and the reason says so.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -18,16 +19,20 @@ from pydantic import BaseModel, Field, ValidationError
 from hugginggpt.graph.context import Context, context_of
 from hugginggpt.graph.state import Candidate, Selection, State, Subtask
 from hugginggpt.nodes.demand import tier_needed
-from hugginggpt.nodes.planning.reading import split_clauses
+from hugginggpt.nodes.intent import Intent, card_kind, read_intent
 from hugginggpt.nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
-from hugginggpt.nodes.ranking import Query, RankedCandidate, focus, rank_candidates
+from hugginggpt.nodes.ranking import Query, RankedCandidate, rank_candidates
 from hugginggpt.tools.errors import LLMNotConfiguredError
-from hugginggpt.tools.experts.availability import download_hint, explain_unavailable
-from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+from hugginggpt.tools.experts.availability import (
+    download_hint,
+    explain_unavailable,
+    model_cards,
+)
+from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, Catalog, load_catalog
 from hugginggpt.tools.experts.lite.engines import language_of
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.experts.tasks import get_task_type
-from hugginggpt.tools.kinds import generated_ref, generated_refs, kind_of_literal
+from hugginggpt.tools.kinds import generated_refs, kind_of_literal
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import describe_llm, has_llm
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
@@ -124,10 +129,11 @@ def _choice(text: str) -> ModelChoice:
     return ModelChoice.model_validate_json(first)
 
 
-def signature(subtask: Subtask) -> tuple[Any, ...]:
+def signature(subtask: Subtask, intent: str | None = None) -> tuple[Any, ...]:
     """What makes two subtasks the same choice: the task type, the kinds of their data
-    arguments and the values of their parameters (a target language matters, the text
-    to translate does not)."""
+    arguments, the values of their parameters (a target language matters, the text
+    to translate does not) and the kind of answer asked for (a sentiment question and a
+    language question are two text classifications that need two models)."""
     task_type = get_task_type(subtask.task)
     parts = []
     for name, value in sorted(subtask.args.items()):
@@ -137,24 +143,44 @@ def signature(subtask: Subtask) -> tuple[Any, ...]:
         else:
             parts.append((name, "ref" if generated_refs(value)
                           else kind_of_literal(value)))
-    return (subtask.task, tuple(parts))
+    key = (subtask.task, tuple(parts))
+    return key if intent is None else (*key, intent)
 
 
-def _query(subtask: Subtask, request: str, language: str | None, context: Context) -> Query:
-    """What ranking knows: the subtask's own text when it has some (its language beats the
-    request's: a French request may ask about an English text), else the request."""
+def _query(subtask: Subtask, request: str, language: str | None, context: Context,
+           catalog: Catalog) -> tuple[Query, Intent]:
+    """What ranking knows: the intent (the clause of the request this subtask serves, its
+    texts masked, and the kind of answer asked for), and the language of the subtask's
+    own text when it has some (it beats the request's: a French request may ask about an
+    English text). The text itself is never compared with the cards."""
     task_type = get_task_type(subtask.task)
-    literal = " ".join(
+    texts = [
         value for name, value in subtask.args.items()
-        if generated_ref(value) is None and task_type
+        if not generated_refs(value) and task_type
         and (arg := task_type.arg(name)) is not None and arg.kind == "text"
-    )
-    part = focus(split_clauses(request[:1000]),
-                 task_type.description if task_type else subtask.task)
-    return Query(text=f"{part} {literal[:300]}".strip(),
-                 language=language_of(literal) or language,
+    ]
+    intent = read_intent(request, subtask.task, texts,
+                         task_type.description if task_type else subtask.task,
+                         model_cards(subtask.task, catalog))
+    return Query(text=intent.clause, language=language_of(" ".join(texts)) or language,
                  latency_budget_s=context.latency_budget_s,
-                 target_language=subtask.args.get("tgt_lang") or None)
+                 target_language=subtask.args.get("tgt_lang") or None,
+                 intent=intent.kind), intent
+
+
+def _other_kinds(task: str, catalog: Catalog, backend: str, query: Query,
+                 intent: Intent) -> str:
+    """Why no candidate is left when only the intent ruled them out: what the models
+    that can run do instead ("" when the intent was not the cause)."""
+    if intent.kind is None:
+        return ""
+    others = rank_candidates(task, catalog, backend, replace(query, intent=None))
+    if not others:
+        return ""
+    kinds = sorted({card_kind(c.card) or "other things" for c in others})
+    models = ", ".join(dict.fromkeys(c.model for c in others[:3]))
+    return (f"the request asks for {intent.kind} ({intent.cue!r}); the {task} models "
+            f"that can run here ({models}) do {' or '.join(kinds)}; ")
 
 
 def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -170,8 +196,10 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     language = language_of(state.request)
     use_llm = has_llm(context, "selector")
 
+    queries = {s.id: _query(s, state.request, language, context, catalog) for s in state.plan}
+
     def select_one(subtask: Subtask) -> Selection:
-        query = _query(subtask, state.request, language, context)
+        query, intent = queries[subtask.id]
         ranked = rank_candidates(subtask.task, catalog, context.backend, query)
         hint = None if context.download not in (None, "no") else download_hint(
             subtask.task, catalog, context.backend)  # how to get a local model
@@ -180,7 +208,8 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 subtask_id=subtask.id, task=subtask.task, model=None, backend=None,
                 reason=(
                     f"no model can run {subtask.task} with backend {context.backend!r} "
-                    f"({explain_unavailable(subtask.task, catalog, context.backend)}"
+                    f"({_other_kinds(subtask.task, catalog, context.backend, query, intent)}"
+                    f"{explain_unavailable(subtask.task, catalog, context.backend)}"
                     + (f"; target language {query.target_language!r}"
                        if query.target_language else "") + "); "
                     + ("add a model for it to the catalog" if context.backend == "dry-run"
@@ -189,6 +218,8 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 ),
             )
         ordered, reason = _choose(subtask, ranked, state, context, use_llm, calls)
+        if intent.kind:
+            reason += f"; the request asks for {intent.kind} ({intent.cue!r})"
         if hint and ordered[0].backend != "local":
             reason += f"; {hint}"
         return Selection(
@@ -200,7 +231,7 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
     groups: dict[tuple[Any, ...], list[Subtask]] = {}
     for subtask in state.plan:
-        groups.setdefault(signature(subtask), []).append(subtask)
+        groups.setdefault(signature(subtask, queries[subtask.id][1].kind), []).append(subtask)
     def select_in_run(subtask: Subtask) -> Selection:
         with run_settings(context.backend_settings()):  # availability may depend on them
             return select_one(subtask)

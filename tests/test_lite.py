@@ -329,9 +329,11 @@ def test_ocr_then_sentiment_through_the_graph(compiled, make_context, llm_server
     assert _words(ocr.outputs["text"]) == _words(" ".join(REVIEW))
     assert mood.outputs["labels"][0]["label"] == "NEGATIVE"
 
-    # vader and langdetect both classify text: the request and the cards chose vader
+    # vader and langdetect both classify text: "review" asks for sentiment, so langdetect
+    # is not even a fallback (it would answer "en")
     selection = out["selections"][1]
-    assert [c.model for c in selection.candidates] == [VADER, LANGDETECT]
+    assert [c.model for c in selection.candidates] == [VADER]
+    assert "the request asks for sentiment ('review')" in selection.reason
     digest = llm_server.calls("responder")[0]["messages"][-1]["content"]
     assert RAPIDOCR in digest and VADER in digest and "NEGATIVE" in digest
 
