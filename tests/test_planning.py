@@ -132,8 +132,8 @@ def test_planner_http_500_aborts(compiled, make_context, llm_server):
 def test_no_llm_configured_aborts_with_instructions(compiled, workspace):
     from hugginggpt.graph.context import Context
 
-    out = run(compiled, Context(workspace=str(workspace)))
-    assert out["status"] == "aborted"
+    out = run(compiled, Context(workspace=str(workspace)), "Do it to clip.mp4")
+    assert out["status"] == "aborted"  # nothing the offline planner can do with a video
     assert "No LLM is configured" in out["abort_reason"]
     assert "OPENAI_API_KEY" in out["abort_reason"] and "--dry-run --plan" in out["abort_reason"]
 

@@ -146,7 +146,7 @@ CUES: tuple[Cue, ...] = (
          r"|\bread (?:the |out the )?(?:text|words|writing|sign|label|document)|\bwhat (?:does|do)"
          r" (?:it|the [^?]{1,40}|this [^?]{1,40}) say\b|\bwhat(?:'s| is) (?:written|shown|on|in)"
          r" (?:in |on )?(?:the |this |my )?(?:image|photo|picture|pic|screenshot|scan)"
-         r"|\bwhat(?:'s| is) (?:in|on) (?:the |this |my )?\S+\.(?:jpe?g|png|gif|webp|bmp)"
+         r"|\bwhat(?:'s| is) (?:in|on) (?:the |this |my )?FILE\b"
          r"|\btext (?:from|in|of)\b|\bl[ée]gende"
          r"|\bd[ée]cri[rstv]|\bdescrib[ea]|\bbeschreib|\bbildunterschrift|\btexto de|\btext aus"
          r"|描述|说明文字|配文|识别.{0,6}文字|提取.{0,6}文字|图中.{0,4}文字|写了什么|图片里|照片里"
@@ -155,7 +155,7 @@ CUES: tuple[Cue, ...] = (
          "image"),
     _cue("image-to-image",
          r"\bedit|\blook like\b|\bturn (?:it|the (?:photo|image|picture)|this (?:photo|image)"
-         r"|\S+\.(?:jpe?g|png)) into|\bmake (?:it|the (?:photo|image|picture)) (?:look|more|less"
+         r"|FILE\s*) into|\bmake (?:it|the (?:photo|image|picture)) (?:look|more|less"
          r"|black|bright|dark)"
          r"|\bstyle of|\bcartoon|\bcolori[sz]|\bsharpen|\bupscale|\bretouch|\bbrighten|\bblack and"
          r" white|\bwatercolou?r|\bsketch version|\bmodifi|\bbearbeit|修图|风格|变成|改成",
@@ -219,6 +219,7 @@ _MENTIONED = re.compile(
     r"(?:image|picture)|generated (?:image|picture))\b", re.IGNORECASE)
 """An earlier output named as such ("translate the summary"): the clause works on it,
 it does not ask for another one."""
+_FILE = re.compile(r"(?:https?://\S+|[\w./-]+\.[A-Za-z][A-Za-z0-9]{1,4})(?![\w/])")
 EVERY_KIND = frozenset({"text", "image", "audio", "table", "video"})
 
 
@@ -229,6 +230,7 @@ def cues_in(clause: str, available: set[str] | frozenset[str] = EVERY_KIND) -> l
     Where matches overlap, the earlier cue of :data:`CUES` wins; weak cues count only
     when no other cue matched.
     """
+    clause = _FILE.sub(lambda m: "FILE".ljust(len(m.group(0))), clause)  # "clip.mp4" asks nothing
     clause = _MENTIONED.sub(lambda m: " " * len(m.group(0)), clause)
     found: list[Match] = []
     for cue in CUES:

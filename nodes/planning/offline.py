@@ -13,7 +13,7 @@ the planner says it cannot plan the request offline, and why.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -121,7 +121,7 @@ def offline_plan(
     clauses = clauses_of(masked)
     reader = PlanReader(masked, list(files))
     uncued = []
-    cued = [bool(cues_in(PLACEHOLDER.sub(" ", c.text))) for c in clauses]  # any kind at hand
+    cued = [bool(cues_in(c.plain)) for c in clauses]  # any kind of input might be at hand
     for clause in clauses:
         plain = PLACEHOLDER.sub(" ", clause.text)
         if not any(cued) and not clause.question and not clause.files and len(
@@ -131,7 +131,7 @@ def offline_plan(
     whole, by_clause = nearest[0], dict(zip(map(id, uncued), nearest[1:], strict=True))
     from_bank: list[str] = []
     for position, clause in enumerate(clauses):
-        plain = PLACEHOLDER.sub(" ", clause.text)
+        plain = clause.plain
         clause.matches = cues_in(plain, reader.available(clause))
         if _answered_by_next(clause, clauses[position + 1:position + 2], reader):
             continue
@@ -169,19 +169,23 @@ def offline_plan(
 
 
 def _answered_by_next(clause: Clause, following: list[Clause], reader: PlanReader) -> bool:
-    """Whether a question is asked again as an instruction by the next clause, on the
-    same input ("did they name any competitors? list every company they mention"; "what's
-    the difference between a.jpg and b.jpg? just describe each one"): then the instruction
-    is planned, and the files the question names pass on to it."""
-    if clause.matches or not clause.question or not following:
+    """Whether the next clause says what to do with what this one names: a question asked
+    again as an instruction ("did they name any competitors? list every company they
+    mention"; "what's the difference between a.jpg and b.jpg? just describe each one"), or
+    a file introduced for the next clause's question ("notice.png is a scanned notice.
+    Who gets free entry?"). Then only the next clause is planned, with this one's files."""
+    if clause.matches or not following or not (clause.question or clause.files):
         return False
     after = following[0]
-    if after.question or after.files:
+    if after.files or (clause.question and after.question):
         return False
     ask = reader.tasks(clause, None)
-    answer = cues_in(PLACEHOLDER.sub(" ", after.text), reader.available(after))
+    answer = [m.task for m in cues_in(after.plain, reader.available(after))]
+    if not answer and after.question:  # "notice.png is a scanned notice. Who gets in free?"
+        answer = [t for t, _ in reader.tasks(
+            replace(after, files=clause.files, matches=[]), None)]
     needs = _needs_of([t for t, _ in ask])
-    if not ask or not answer or not needs & _needs_of([m.task for m in answer]):
+    if not ask or not answer or not needs & _needs_of(answer):
         return False
     after.files = {**clause.files, **after.files}
     return True
@@ -241,7 +245,7 @@ def _from_whole_request(request: str, files: list[str], bank: PlanBank, problems
     raise CannotPlanOffline(f"cannot plan this request offline; {why}")
 
 
-CLAUSE_SIMILARITY = 0.5
+CLAUSE_SIMILARITY = 0.6
 """A clause that no cue word covers is one step of the plan when a one-step example of
 the bank is this close to it."""
 

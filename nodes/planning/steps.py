@@ -61,6 +61,9 @@ _EVERY = re.compile(r"\b(?:both|each|all|these|every|two|les deux|chacune?|ambas
 _COMBINE = re.compile(r"\b(?:combin|together|merge|both|all of|single|one (?:summary|text|"
                       r"paragraph|story)|from (?:the|these) (?:results|outputs))|\bensemble|\bjunt"
                       r"|\bzusammen|结合|综合", re.IGNORECASE)
+_SCANNED = re.compile(r"\b(?:scan(?:ned)?|document|receipt|invoice|form|letter|contract|"
+                      r"page|notice|flyer|poster|ticket)\b", re.IGNORECASE)
+"""Words that say the image of a request is a document: its questions go to document QA."""
 _PROMPT_LEAD = re.compile(
     r"^.*?\b(?:image|picture|photo|drawing|illustration|painting|poster|logo|wallpaper|"
     r"artwork|icon|video|animation|clip)s?\s+(?:of|showing|with|where)\s+|^.*?\b(?:draw|paint|"
@@ -89,6 +92,12 @@ class Clause:
     labels: str | None
     question: str | None
     matches: list[Match] = field(default_factory=list)
+
+    @property
+    def plain(self) -> str:
+        """The clause with its placeholders blanked, character for character (cue matches
+        index both)."""
+        return PLACEHOLDER.sub(lambda m: " " * len(m.group(0)), self.text)
 
     @property
     def refers_back(self) -> bool:
@@ -232,7 +241,7 @@ class PlanReader:
         files = clause.files or self.files
         if "image" in at_hand and "image" in files:
             name = files["image"][0]
-            if DOCUMENT_NAME.search(name):
+            if DOCUMENT_NAME.search(name) or _SCANNED.search(self.masked.instruction):
                 return "document-question-answering"
             return "image-to-text" if GENERIC_LOOK.search(clause.text) else (
                 "visual-question-answering")
