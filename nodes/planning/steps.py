@@ -31,110 +31,39 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from hugginggpt.nodes.planning.clauses import (
+    COMBINE,
+    COMBINING,
+    EVERY,
+    FILE_STAGE,
+    GENERATIVE,
+    MAKE_STAGE,
+    POLITE,
+    SCANNED,
+    TEXT_STAGE,
+    Clause,
+    clauses_of,
+    detected_language,
+    is_quoted_question,
+    makes_text,
+    names_languages,
+    needs_phrase,
+    plain_question,
+    prompt,
+    stage,
+)
 from hugginggpt.nodes.planning.cues import DOCUMENT_NAME, GENERIC_LOOK, Match
 from hugginggpt.nodes.planning.reading import (
     PLACEHOLDER,
     Masked,
-    clause_spans,
     files_in,
-    labels_in,
-    languages_named,
     mentioned_language,
-    question_in,
     source_language,
     target_languages,
 )
 from hugginggpt.tools.experts.tasks import get_task_type
 
 __all__ = ["Clause", "PlanReader", "clauses_of"]
-
-_REFERS_BACK = re.compile(
-    r"\b(?:it|its|that|them|they|these|those|both|the result|the results|the output|the "
-    r"(?:caption|text|transcript|transcription|summary|translation|answer|description|story|"
-    r"poem|reply|words|recording|speech|audio|image|picture|photo|two|depth map|mask|new image|"
-    r"generated image|edited (?:photo|image)))\b|\b(?:ça|le résultat|"
-    r"la traduction|le résumé|la transcription|la légende|lo|la|el resultado|la traducción|"
-    r"el resumen|la transcripción|es|das ergebnis|die übersetzung|die zusammenfassung|"
-    r"das transkript)\b|它|结果|译文|摘要|内容|文字", re.IGNORECASE)
-_EVERY = re.compile(r"\b(?:both|each|all|these|every|two|les deux|chacune?|ambas|ambos|"
-                    r"beide|jede)\b|两|每", re.IGNORECASE)
-_COMBINE = re.compile(r"\b(?:combin|together|merge|both|all of|single|one (?:summary|text|"
-                      r"paragraph|story)|from (?:the|these) (?:results|outputs))|\bensemble|\bjunt"
-                      r"|\bzusammen|结合|综合", re.IGNORECASE)
-_SCANNED = re.compile(r"\b(?:scan(?:ned)?|document|receipt|invoice|form|letter|contract|"
-                      r"page|notice|flyer|poster|ticket)\b", re.IGNORECASE)
-"""Words that say the image of a request is a document: its questions go to document QA."""
-_PROMPT_LEAD = re.compile(
-    r"^.*?\b(?:image|picture|photo|drawing|illustration|painting|poster|logo|wallpaper|"
-    r"artwork|icon|video|animation|clip)s?\s+(?:of|showing|with|where)\s+|^.*?\b(?:draw|paint|"
-    r"sketch|illustrate|animate)\s+(?:me\s+)?", re.IGNORECASE)
-_POLITE = re.compile(r"^(?:(?:please|could you|can you|would you|kindly|hey|hi|ok|okay|now)"
-                     r"[\s,]+)+", re.IGNORECASE)
-_COMBINING = frozenset({"summarization", "text-generation", "text2text-generation",
-                        "conversational"})
-"""Tasks that may work on several earlier outputs at once ("one summary of both")."""
-GENERATIVE = frozenset({"text-generation", "text2text-generation", "text-to-image",
-                        "text-to-video", "conversational"})
-_FILE_STAGE = 0
-_TEXT_STAGE = 1
-_MAKE_STAGE = 2
-
-
-@dataclass
-class Clause:
-    """One clause of the masked instruction, with what it names."""
-
-    text: str
-    masked: Masked
-    files: dict[str, list[str]]
-    literals: list[int]
-    targets: list[str]
-    labels: str | None
-    question: str | None
-    matches: list[Match] = field(default_factory=list)
-
-    @property
-    def plain(self) -> str:
-        """The clause with its placeholders blanked, character for character (cue matches
-        index both)."""
-        return PLACEHOLDER.sub(lambda m: " " * len(m.group(0)), self.text)
-
-    @property
-    def refers_back(self) -> bool:
-        return bool(_REFERS_BACK.search(PLACEHOLDER.sub(" ", self.text)))
-
-
-def clauses_of(masked: Masked) -> list[Clause]:
-    """The clauses of the instruction with their files, texts, languages and labels."""
-    found: list[Clause] = []
-    spans = clause_spans(masked.instruction)
-    merged: list[tuple[int, int]] = []
-    for start, end in spans:  # a clause of quoted text alone belongs to the one before
-        if merged and not PLACEHOLDER.sub("", masked.instruction[start:end]).strip(" ,.:"):
-            merged[-1] = (merged[-1][0], end)
-        else:
-            merged.append((start, end))
-    for start, end in merged:
-        text = masked.instruction[start:end].strip(" ,.")
-        plain = PLACEHOLDER.sub(" ", text)
-        found.append(Clause(
-            text=text, masked=masked, files=files_in(text),
-            literals=[int(i) for i in PLACEHOLDER.findall(text)],
-            targets=target_languages(plain), labels=labels_in(text),
-            question=question_in(masked, text)))
-    return found
-
-
-def _stage(task: str) -> int:
-    task_type = get_task_type(task)
-    if task_type is None:
-        return _TEXT_STAGE
-    if any(a.kind in ("image", "audio", "table", "video") for a in task_type.args
-           if a.required):
-        return _FILE_STAGE
-    if task in ("text-to-speech", "text-to-image", "text-to-video"):
-        return _MAKE_STAGE
-    return _TEXT_STAGE
 
 
 @dataclass
@@ -176,7 +105,7 @@ class PlanReader:
         it reads a file (the transcript itself) or the ask is to translate or speak."""
         chains = task in ("translation", "text-to-speech")
         return [i for i in self._latest("text") if i < self.clause_start or chains
-                or _stage(self.steps[i]["task"]) == _FILE_STAGE]
+                or stage(self.steps[i]["task"]) == FILE_STAGE]
 
     # tasks of a clause
     def tasks(self, clause: Clause, fallback: str | None) -> list[tuple[str, str]]:
@@ -192,7 +121,7 @@ class PlanReader:
             task = self._refine(match, clause, at_hand)
             if task and (task, match.cue.intent) not in asked:
                 asked.append((task, match.cue.intent))
-        if not asked and clause.question and _names_languages(clause.text):  # "is it X or Y?"
+        if not asked and clause.question and names_languages(clause.text):  # "is it X or Y?"
             audio = "audio" in clause.files or ("audio" in self.files and not clause.literals)
             asked.append(("audio-classification" if audio else "text-classification",
                           "language"))
@@ -211,8 +140,8 @@ class PlanReader:
             asked = [(t, i) for t, i in asked if t != "text-classification" or i]
         if clause.targets and not any(t == "translation" for t, _ in asked):
             asked = self._implied_translation(asked)
-        return sorted(asked, key=lambda ti: _stage(ti[0]) if ti[0] != "translation" else (
-            _MAKE_STAGE - 0.5 if any(t == "text-to-speech" for t, _ in asked) else _TEXT_STAGE))
+        return sorted(asked, key=lambda ti: stage(ti[0]) if ti[0] != "translation" else (
+            MAKE_STAGE - 0.5 if any(t == "text-to-speech" for t, _ in asked) else TEXT_STAGE))
 
     def _refine(self, match: Match, clause: Clause, at_hand: set[str]) -> str | None:
         task = match.task
@@ -241,7 +170,7 @@ class PlanReader:
         files = clause.files or self.files
         if "image" in at_hand and "image" in files:
             name = files["image"][0]
-            if DOCUMENT_NAME.search(name) or _SCANNED.search(self.masked.instruction):
+            if DOCUMENT_NAME.search(name) or SCANNED.search(self.masked.instruction):
                 return "document-question-answering"
             return "image-to-text" if GENERIC_LOOK.search(clause.text) else (
                 "visual-question-answering")
@@ -249,8 +178,9 @@ class PlanReader:
             return "table-question-answering"
         if "audio" in clause.files:
             return "automatic-speech-recognition"
-        if [i for i in clause.literals + self._all_texts() if not _is_q(self.masked, i)] or (
-                self._latest("text")):
+        contexts = [i for i in clause.literals + self._all_texts()
+                    if not is_quoted_question(self.masked, i)]
+        if contexts or self._latest("text"):
             return "question-answering"
         return None
 
@@ -281,7 +211,7 @@ class PlanReader:
     @staticmethod
     def _implied_translation(asked: list[tuple[str, str]]) -> list[tuple[str, str]]:
         speaks = any(t == "text-to-speech" for t, _ in asked)
-        writes = any(t not in GENERATIVE and _makes_text(t) for t, _ in asked)
+        writes = any(t not in GENERATIVE and makes_text(t) for t, _ in asked)
         return [*asked, ("translation", "")] if speaks or writes else asked
 
     def _all_texts(self) -> list[int]:
@@ -298,7 +228,7 @@ class PlanReader:
             if values is None:
                 if arg.required:
                     self.problems.append(f"{task} in {clause.masked.restore(clause.text)!r} "
-                                         f"needs {_needs(str(arg.kind), arg.name)}")
+                                         f"needs {needs_phrase(str(arg.kind), arg.name)}")
                     return
                 continue
             variants = [{**v, arg.name: value} for v in variants for value in values]
@@ -326,12 +256,12 @@ class PlanReader:
         if name == "src_lang":
             return None
         if name == "question":
-            question = clause.question or _plain_question(clause)
+            question = clause.question or plain_question(clause)
             return [question] if question else None
         if name == "text2":
             return self._second_text(clause)
         if optional and task in ("image-to-image", "image-text-to-text"):
-            text = _POLITE.sub("", clause.masked.restore(clause.text)).strip()
+            text = POLITE.sub("", clause.masked.restore(clause.text)).strip()
             return [text] if task == "image-text-to-text" or len(text) > 8 else None
         return self._text(task, clause)
 
@@ -345,35 +275,33 @@ class PlanReader:
             return [f"<GENERATED>-{made[0]}"]
         pool = self.files.get(kind, [])
         unused = [f for f in pool if f not in self.used_files]
-        if _EVERY.search(clause.text) and len(unused) > 1:
-            chosen = unused
-        else:
-            chosen = unused[:1] or pool[:1]
+        every = EVERY.search(clause.text) and len(unused) > 1
+        chosen = unused if every else (unused[:1] or pool[:1])
         self.used_files.update(chosen)
         return chosen or None
 
     def _text(self, task: str, clause: Clause) -> list[str] | None:
         texts = self.masked.texts
         own = [i for i in clause.literals if i not in self.used_texts
-               and not (task == "question-answering" and _is_q(self.masked, i))]
+               and not (task == "question-answering" and is_quoted_question(self.masked, i))]
         quoted = [i for i in own if i != self.masked.pasted]
         if task == "question-answering":
             context = [i for i in clause.literals + self._all_texts()
-                       if not _is_q(self.masked, i)]
+                       if not is_quoted_question(self.masked, i)]
             made = self._feeding(task)
             if context and not (made and clause.refers_back and not own):
                 return [texts[context[0]]]
             return [f"<GENERATED>-{made[0]}"] if made else None
         made = self._feeding(task)
-        if task in _COMBINING and made and _COMBINE.search(clause.text):
+        if task in COMBINING and made and COMBINE.search(clause.text):
             leaves = self._leaves()
             if len(leaves) > 1:
                 if task not in GENERATIVE:
                     return [" ".join(f"<GENERATED>-{i}" for i in leaves)]
                 restored = clause.masked.restore(clause.text)
                 refs = " and ".join(f"<GENERATED>-{i}" for i in leaves)
-                return [f"{_POLITE.sub('', restored).strip()}: {refs}"]
-        if task not in _COMBINING and made and _EVERY.search(clause.text) and not own:
+                return [f"{POLITE.sub('', restored).strip()}: {refs}"]
+        if task not in COMBINING and made and EVERY.search(clause.text) and not own:
             leaves = [i for i in self._leaves() if i in made]
             if len(leaves) > 1:  # "translate both captions": one step each
                 return [f"<GENERATED>-{i}" for i in sorted(leaves)]
@@ -391,14 +319,14 @@ class PlanReader:
         if task == "text-to-speech" and texts:
             return [texts[0]]
         if task in GENERATIVE or task == "text-to-speech":
-            return [_prompt(task, clause)]
+            return [prompt(task, clause)]
         if made:
             return [f"<GENERATED>-{made[0]}"]
         return [texts[0]] if texts else None
 
     def _second_text(self, clause: Clause) -> list[str] | None:
         texts = self.masked.texts
-        own = [i for i in clause.literals if not _is_q(self.masked, i)]
+        own = [i for i in clause.literals if not is_quoted_question(self.masked, i)]
         if len(own) >= 2:
             return [texts[own[1]]]
         made = self._latest("text")
@@ -411,7 +339,7 @@ class PlanReader:
     def _translation_args(self, args: dict[str, str], clause: Clause) -> dict[str, str]:
         text = args.get("text", "")
         source = source_language(PLACEHOLDER.sub(" ", clause.text)) or (
-            _detected(text) if "<GENERATED>" not in text else None)
+            detected_language(text) if "<GENERATED>" not in text else None)
         if source and source != args.get("tgt_lang"):
             return {**args, "src_lang": source}
         return args
@@ -433,50 +361,3 @@ class PlanReader:
                                     "text2": f"<GENERATED>-{made[0]}"}
                     step["dep"] = sorted({made[0], made[1]})
         return self.steps
-
-
-def _names_languages(text: str) -> bool:
-    """Whether a question names a language as what the text might be in ("i think it is
-    portuguese but it could be galician??"), not as a target."""
-    plain = PLACEHOLDER.sub(" ", text)
-    return bool(languages_named(plain)) and not target_languages(plain)
-
-
-def _is_q(masked: Masked, index: int) -> bool:
-    return index != masked.pasted and masked.texts[index].rstrip().endswith(("?", "？"))
-
-
-def _plain_question(clause: Clause) -> str | None:
-    text = clause.masked.restore(PLACEHOLDER.sub(" ", clause.text)).strip()
-    text = _POLITE.sub("", text)
-    return text if len(text) > 3 else None
-
-
-def _prompt(task: str, clause: Clause) -> str:
-    restored = clause.masked.restore(clause.text).strip()
-    if task in ("text-to-image", "text-to-video"):
-        prompt = _PROMPT_LEAD.sub("", restored, count=1).strip()
-        return prompt or restored
-    return _POLITE.sub("", restored).strip() or restored
-
-
-def _makes_text(task: str) -> bool:
-    task_type = get_task_type(task)
-    return task_type is not None and any(o.kind == "text" for o in task_type.outputs)
-
-
-def _needs(kind: str, name: str) -> str:
-    if kind in ("image", "audio", "table", "video"):
-        article = "an" if kind[0] in "aeiou" else "a"
-        return f"{article} {kind}: attach one with --file or name it"
-    if name == "labels":
-        return "candidate labels (e.g. 'as sports, politics or science')"
-    return f"a {name}"
-
-
-def _detected(text: str) -> str | None:
-    from hugginggpt.tools.experts.lite.engines import language_of
-
-    if re.search(r"[\u4e00-\u9fff]", text[:200]):
-        return "zh"
-    return language_of(text[:2000])
