@@ -213,6 +213,9 @@ class State(InputState):
     plan_errors: list[str] = Field(default_factory=list)
     plan_reply: str = ""
     planner: str = ""
+    planner_fallback: str = ""
+    """Why the offline planner stood in for the configured planner LLM (no credentials,
+    unreachable), in one sentence the answer repeats; empty when it did not."""
     selector: str = ""
     selections: Annotated[dict[int, Selection], merge_by_id] = Field(default_factory=dict)
     results: Annotated[dict[int, SubtaskResult], merge_by_id] = Field(default_factory=dict)
@@ -244,6 +247,7 @@ class OutputState(BaseModel):
     abort_reason: str | None = None
     plan_errors: list[str] = Field(default_factory=list)
     planner: str = ""
+    planner_fallback: str = ""
     selector: str = ""
     responder: str = ""
     approvals: list[Approval] = Field(default_factory=list)

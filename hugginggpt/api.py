@@ -99,6 +99,8 @@ class RunResult(BaseModel):
     """The pending question when the run waits for a human (answer with :func:`resume`)."""
     llm_calls: list[LLMCall] = Field(default_factory=list)
     planner: str = ""
+    planner_fallback: str = ""
+    """Why the offline planner stood in for the planner LLM (``planner="auto"``), if it did."""
     selector: str = ""
     responder: str = ""
 
@@ -152,6 +154,7 @@ class RunResult(BaseModel):
                           for c in self.llm_calls],
             "usage": self.usage,
             "planner": self.planner,
+            "planner_fallback": self.planner_fallback,
             "selector": self.selector,
             "responder": self.responder,
             "interrupt": self.approval,
