@@ -22,7 +22,7 @@ from hugginggpt.cli.common import (
     saved_checkpoint_url,
     settings_path,
 )
-from hugginggpt.cli.session import add_download, asking_downloads, run_session
+from hugginggpt.cli.session import add_download, add_verbose, asking_downloads, run_session
 from hugginggpt.graph.context import Context, SettingsError, settings_of
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, STRATEGIES, has_llm
@@ -76,6 +76,7 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--max-loaded-models", type=int,
                      help="local models held in memory at once")
     add_download(run)
+    add_verbose(run)
     run.add_argument("--latency-scale", type=float,
                      help="dry-run: multiply simulated latencies by this")
     add_common(run)
@@ -154,4 +155,5 @@ def _run(args: argparse.Namespace) -> int:
     index_thread(thread_id, settings)
     _warm_up()
     graph_input = {"request": args.request, "files": files}
-    return asyncio.run(run_session(graph_input, thread_id, context, url, args.json))
+    return asyncio.run(run_session(graph_input, thread_id, context, url, args.json,
+                                   args.verbose))
