@@ -323,8 +323,8 @@ def _similarity(done: Finished) -> str:
 def _embedding(done: Finished) -> str:
     ref = done.outputs.get("embedding")
     dims = ref.get("dims") if is_artifact_ref(ref) else None
-    size = f"of {dims} numbers " if dims else ""
-    return f"Computed an embedding {size}of the text; it is saved in {_file(ref)}."
+    size = f" ({dims} numbers)" if dims else ""
+    return f"Computed the text's embedding{size}, saved in {_file(ref)}."
 
 
 def _fill_mask(done: Finished) -> str:
