@@ -207,9 +207,12 @@ def _fallback(exc: BaseException, calls: list[LLMCall]) -> str:
     where = f" {calls[-1].llm}" if calls else ""
     reached = isinstance(exc, (TimeoutError, ConnectionError)) or any(
         word in type(exc).__name__ for word in ("Connect", "Timeout"))
-    what = "could not be reached" if reached else "failed"
-    reason = clip(" ".join(f"{type(exc).__name__}: {exc}".split()), 300)
-    return f"The planner LLM{where} {what} ({reason}); this plan was made offline"
+    said = " ".join(str(exc).split()).rstrip(".")
+    if reached:
+        what = f"could not be reached: {said or type(exc).__name__}"
+    else:
+        what = f"failed: {type(exc).__name__}" + (f": {said}" if said else "")
+    return f"The planner LLM{where} {clip(what, 300)}; this plan was made offline"
 
 
 def _plan_offline(state: State, context: Context, fallback: str = "") -> dict[str, Any]:

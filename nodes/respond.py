@@ -41,6 +41,8 @@ __all__ = ["respond", "abort", "results_digest", "template_response", "unrun_res
 _MAX_INLINE = 600
 _MAX_WHY = 400
 """A responder LLM's failure is told in the answer's last line, cut to this."""
+NOT_ASKED = "The responder LLM was not asked: it is the planner's, which had just failed"
+"""Why the template answers when the planner LLM just failed on the same endpoints."""
 _MAX_ARG = 300
 """Argument values are shown cut to this length: the plan may carry long texts."""
 
@@ -103,16 +105,22 @@ def results_digest(state: State) -> str:
 def template_response(state: State, why: str | None = None) -> str:
     """The answer in words from the results, used without a responder LLM
     (:mod:`hugginggpt.nodes.responding.answer`). ``why`` says why the responder LLM did
-    not write it (it failed, it was not asked); None means none is configured."""
-    fallback = [state.planner_fallback + "."] if state.planner_fallback else []
+    not write it (it failed, or :data:`NOT_ASKED`); None means none is configured."""
+    notes = [state.planner_fallback + "."] if state.planner_fallback else []
+    if why == NOT_ASKED and notes:  # the same LLM is down: one line says it for both
+        notes, why = [f"{state.planner_fallback}, and this answer without an LLM."], ""
     if not state.plan:
-        text = small_talk(state.request) if why is None else \
-            f"I could not answer this without the responder LLM. ({why})"
-        return "\n\n".join([text, *(f"({note})" for note in fallback)])
-    note = (f"{_capital(NO_RESPONDER)}; to have an LLM write the answer, set "
-            "OPENAI_API_KEY or pass --llm." if why is None
-            else f"{why.rstrip('.')}; this answer was {NO_RESPONDER}.")
-    return template_answer(state.plan, state.results, state.request, [*fallback, note])
+        if not why:
+            text = small_talk(state.request)
+        else:
+            text = f"I could not answer this without the responder LLM. ({why})"
+        return "\n\n".join([text, *(f"({note})" for note in notes)])
+    if why is None:
+        notes.append(f"{_capital(NO_RESPONDER)}; to have an LLM write the answer, set "
+                     "OPENAI_API_KEY or pass --llm.")
+    elif why:
+        notes.append(f"{why.rstrip('.')}; this answer was {NO_RESPONDER}.")
+    return template_answer(state.plan, state.results, state.request, notes)
 
 
 def _capital(text: str) -> str:
@@ -135,7 +143,7 @@ def _planner_endpoint_down(state: State, context: Context) -> str | None:
     endpoints = {e.name for e in config.for_role("responder")} if config else set()
     if not endpoints or not endpoints <= failed:
         return None
-    return "The responder LLM was not asked: it is the planner's, which had just failed"
+    return NOT_ASKED
 
 
 def unrun_results(state: State, why: str) -> dict[int, SubtaskResult]:
