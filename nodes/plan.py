@@ -45,6 +45,7 @@ from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, ConfigError, has_ll
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import reply_text
+from hugginggpt.tools.redact import redact
 from hugginggpt.tools.text import clip
 
 __all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply"]
@@ -207,7 +208,7 @@ def _fallback(exc: BaseException, calls: list[LLMCall]) -> str:
     where = f" {calls[-1].llm}" if calls else ""
     reached = isinstance(exc, (TimeoutError, ConnectionError)) or any(
         word in type(exc).__name__ for word in ("Connect", "Timeout"))
-    said = " ".join(str(exc).split()).rstrip(".")
+    said = redact(" ".join(str(exc).split())).rstrip(".")  # an endpoint may echo a key
     if reached:
         what = f"could not be reached: {said or type(exc).__name__}"
     else:
