@@ -286,7 +286,9 @@ def _segments(done: Finished) -> str:
 
 
 def _image_to_text(done: Finished) -> str:
-    reads = "ocr" in done.model.lower() or "donut" in done.model.lower()
+    text = done.outputs.get("text")
+    reads = any(word in done.model.lower() for word in ("ocr", "donut")) or (
+        isinstance(text, str) and "\n" in text.strip())  # a caption is one line
     return _headed("The image says" if reads else "Caption", done.outputs.get("text"),
                    "No text was read in the image." if reads else "The caption is empty.")
 
