@@ -49,8 +49,9 @@ RunStatus = Literal["running", "waiting", "completed", "partial", "failed", "abo
   the request was answered directly);
 - ``partial``: some subtasks done, the others failed or skipped;
 - ``failed``: there was a plan, but no subtask was done;
-- ``aborted``: nothing could go on: no valid plan, the LLM planner down, the plan
-  rejected (``abort_reason`` says why).
+- ``aborted``: nothing could go on: no valid plan, the LLM planner down (with
+  ``planner="llm"``; ``auto`` plans offline), the plan rejected (``abort_reason`` says
+  why).
 
 Every planned subtask of a finished run has a result (done, failed or skipped, with
 the reason)."""

@@ -73,7 +73,8 @@ class RunResult(BaseModel):
       the request answered directly);
     - ``partial``: some done, the others failed or skipped;
     - ``failed``: there was a plan, but no subtask was done;
-    - ``aborted``: nothing could go on: no valid plan, the LLM planner down, the plan
+    - ``aborted``: nothing could go on: no valid plan, the LLM planner down (with
+      ``planner="llm"``; ``auto`` plans offline, see ``planner_fallback``), the plan
       rejected (``abort_reason`` says why);
     - ``waiting``: for a human's approval (``approval`` is the question; answer with
       :func:`resume`);

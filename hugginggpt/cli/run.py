@@ -38,7 +38,8 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--approval", choices=["never", "plan", "risky"],
                      help="ask a human before running: the plan, or only risky tools")
     run.add_argument("--planner", choices=["auto", "llm", "offline"],
-                     help="auto (default): the LLM when configured, else the built-in one")
+                     help="auto (default): the LLM when configured, else (also when it "
+                          "cannot be called) the built-in one; llm: abort without it")
     run.add_argument("--dry-run", action="store_true",
                      help="simulated experts: check a plan without loading models")
     run.add_argument("--plan", metavar="FILE.json", help="run this plan instead of planning")
