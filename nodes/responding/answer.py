@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 from hugginggpt.graph.state import Selection, Subtask, SubtaskResult
-from hugginggpt.nodes.responding.words import Finished, listed, say
+from hugginggpt.nodes.responding.phrasing import listed
+from hugginggpt.nodes.responding.words import Finished, say
 from hugginggpt.tools.experts.registry import find_tools
 from hugginggpt.tools.llm.config import CONFIGURE_IN_BRIEF
 from hugginggpt.tools.text import clip

@@ -14,16 +14,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hugginggpt.nodes.responding.phrasing import (
+    MAX_LISTED,
+    file_shown,
+    headed,
+    label_items,
+    label_name,
+    language_name,
+    listed,
+    percent,
+    plural,
+    ranked,
+    shown_score,
+    shown_text,
+)
 from hugginggpt.tools.artifacts import is_artifact_ref
-from hugginggpt.tools.languages import NAMES
 
-__all__ = ["Finished", "MAX_SHOWN", "say", "percent", "plural", "listed"]
+__all__ = ["Finished", "say"]
 
-MAX_SHOWN = 600
-"""Characters of a text output shown in the answer; the rest is in ``--json``."""
-_LABEL_KEYS = ("label", "word", "entity_group", "entity")
-_MAX_LISTED = 8
-"""Items listed in one sentence (entities, objects, rows) before "and N more"."""
 
 
 @dataclass(frozen=True)
@@ -38,108 +46,6 @@ class Finished:
     probabilities: bool = True
     """Whether its label scores are probabilities (shown as percents); a card that says
     they are not (cosines, detector scores) makes them plain numbers."""
-
-
-# ------------------------------------------------------------------ small pieces
-
-def percent(score: float) -> str:
-    """A probability as a whole percent ("<1%" rather than a misleading "0%")."""
-    return "<1%" if 0 < score < 0.005 else f"{round(score * 100)}%"
-
-
-def _score(score: Any, probabilities: bool) -> str:
-    if not isinstance(score, (int, float)):
-        return ""
-    return percent(score) if probabilities else f"{score:.2f}"
-
-
-_IRREGULAR = {"person": "people", "mouse": "mice", "knife": "knives", "sheep": "sheep",
-              "child": "children", "man": "men", "woman": "women", "foot": "feet",
-              "fish": "fish", "skis": "skis", "scissors": "scissors"}
-
-
-def plural(noun: str, n: int) -> str:
-    """``n`` and the noun, in the plural when ``n`` is not 1 ("a dog", "2 dogs")."""
-    if n == 1:
-        return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
-    head, _, last = noun.rpartition(" ")
-    if last in _IRREGULAR:
-        many = _IRREGULAR[last]
-    elif last.endswith(("s", "x", "z", "ch", "sh")):
-        many = last + "es"
-    elif last.endswith("y") and last[-2:-1] not in "aeiou":
-        many = last[:-1] + "ies"
-    else:
-        many = last + "s"
-    return f"{n} {head + ' ' if head else ''}{many}"
-
-
-def listed(items: list[str], more: int = 0) -> str:
-    """"a, b and c" (", and N more" when some were left out)."""
-    if more:
-        return f"{', '.join(items)} and {more} more"
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
-def _name(label: dict[str, Any]) -> str:
-    found = next((label[k] for k in _LABEL_KEYS if isinstance(label.get(k), str)), "?")
-    return " ".join(found.replace("_", " ").split())
-
-
-def _language(label: str) -> str | None:
-    """The language a label names: a code (``en``, ``zh-cn``) or ``en: English``."""
-    code = label.split(":")[0].strip().lower()
-    if (base := code.split("-")[0]) in NAMES and (code == base or len(code) <= 6):
-        return NAMES[base]
-    return None
-
-
-def _text(value: Any) -> str:
-    """A text output to show: whole when short, else its start and where the rest is."""
-    if is_artifact_ref(value):
-        start = " ".join(str(value.get("preview", "")).split())
-        return f"{start} ... (the whole text is in {value['path']})"
-    text = str(value).strip()
-    if len(text) > MAX_SHOWN:
-        cut = text[:MAX_SHOWN].rsplit(" ", 1)[0] if " " in text[:MAX_SHOWN] else text[:MAX_SHOWN]
-        return (f"{cut} ... ({len(text)} characters in all; the whole output is in "
-                "--json and in the thread's trace)")
-    return text
-
-
-def _headed(head: str, value: Any, empty: str) -> str:
-    """"Head: text", the text on its own lines when it has several."""
-    text = _text(value)
-    if not text:
-        return empty
-    return f"{head}:\n{text}" if "\n" in text else f"{head}: {text}"
-
-
-def _file(ref: Any) -> str:
-    """A file output: its workspace path, with a recording's length."""
-    if not is_artifact_ref(ref):
-        return str(ref)
-    seconds = ref.get("seconds")
-    return f"{ref['path']} ({seconds:.1f} s)" if isinstance(seconds, (int, float)) \
-        else str(ref["path"])
-
-
-def _labels(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _ranked(labels: list[dict[str, Any]], probabilities: bool, similarity: bool = False,
-            limit: int = 5) -> str:
-    """"sports (93%); then politics (4%) and cooking (3%)"."""
-    def one(label: dict[str, Any], first: bool) -> str:
-        shown = _score(label.get("score"), probabilities)
-        if shown and first and similarity and not probabilities:
-            shown = f"similarity {shown}"
-        return f"{_name(label)} ({shown})" if shown else _name(label)
-
-    head = one(labels[0], True)
-    rest = [one(label, False) for label in labels[1:limit]]
-    return f"{head}; then {listed(rest)}" if rest else head
 
 
 # ------------------------------------------------------------------ classification
@@ -160,15 +66,15 @@ def _subject(request: str) -> str:
 
 
 def _classified(done: Finished, what: str) -> str:
-    labels = _labels(done.outputs.get("labels"))
+    labels = label_items(done.outputs.get("labels"))
     if not labels:
         return f"No label was given for the {what}."
     top = labels[0]
-    name, score = _name(top), _score(top.get("score"), done.probabilities)
+    name, score = label_name(top), shown_score(top.get("score"), done.probabilities)
     shown = f" ({score})" if score else ""
-    language = [_language(_name(label)) for label in labels[:3]]
+    language = [language_name(label_name(label)) for label in labels[:3]]
     if all(language):
-        others = [f"{lang} ({_score(label.get('score'), done.probabilities)})"
+        others = [f"{lang} ({shown_score(label.get('score'), done.probabilities)})"
                   for lang, label in zip(language[1:], labels[1:3], strict=False)
                   if isinstance(label.get("score"), float) and label["score"] >= 0.05]
         also = f"; maybe {listed(others)}" if others else ""
@@ -179,7 +85,7 @@ def _classified(done: Finished, what: str) -> str:
         return f"The {what} is {_SENTIMENTS[key]}{shown}."
     if key in _EMOTIONS:
         return f"The {what} expresses {_EMOTIONS[key]}{shown}."
-    rest = [f"{_name(label)} ({_score(label['score'], done.probabilities)})"
+    rest = [f"{label_name(label)} ({shown_score(label['score'], done.probabilities)})"
             for label in labels[1:3]
             if isinstance(label.get("score"), float) and label["score"] >= 0.1]
     then = f"; then {listed(rest)}" if rest else ""
@@ -191,10 +97,10 @@ def _text_classification(done: Finished) -> str:
 
 
 def _image_classification(done: Finished) -> str:
-    labels = _labels(done.outputs.get("labels"))
+    labels = label_items(done.outputs.get("labels"))
     if not labels:
         return "No label was given for the image."
-    top = {**labels[0], "label": _name(labels[0]).split(",")[0]}
+    top = {**labels[0], "label": label_name(labels[0]).split(",")[0]}
     return _classified(Finished(done.task, {"labels": [top, *labels[1:]]},
                                 probabilities=done.probabilities), "image")
 
@@ -204,12 +110,12 @@ def _audio_classification(done: Finished) -> str:
 
 
 def _zero_shot(done: Finished) -> str:
-    labels = _labels(done.outputs.get("labels"))
+    labels = label_items(done.outputs.get("labels"))
     if not labels:
         return "No label was given."
     subject = "The image best fits" if done.task.endswith("image-classification") \
         else "The best fit is"
-    return f"{subject} {_ranked(labels, done.probabilities, similarity=True)}."
+    return f"{subject} {ranked(labels, done.probabilities, similarity=True)}."
 
 
 _GROUPS = {"per": "person", "loc": "location", "org": "organisation", "misc": "other",
@@ -219,7 +125,7 @@ _GROUPS = {"per": "person", "loc": "location", "org": "organisation", "misc": "o
 
 def _entities(done: Finished) -> str:
     found: dict[tuple[str, str], None] = {}
-    for item in _labels(done.outputs.get("entities")):
+    for item in label_items(done.outputs.get("entities")):
         word = " ".join(str(item.get("word", "")).replace("##", "").split())
         group = str(item.get("entity_group") or item.get("entity") or "")
         group = re.sub(r"^[BIES]-", "", group)
@@ -227,75 +133,75 @@ def _entities(done: Finished) -> str:
             found[(word, _GROUPS.get(group.lower(), group.lower() or "entity"))] = None
     if not found:
         return "No named entities were found."
-    shown = [f"{word} ({group})" for word, group in list(found)[:_MAX_LISTED]]
-    return f"Entities: {listed(shown, max(0, len(found) - _MAX_LISTED))}."
+    shown = [f"{word} ({group})" for word, group in list(found)[:MAX_LISTED]]
+    return f"Entities: {listed(shown, max(0, len(found) - MAX_LISTED))}."
 
 
 def _tabular(done: Finished) -> str:
-    rows = _labels(done.outputs.get("labels"))
+    rows = label_items(done.outputs.get("labels"))
     if not rows:
         return "No row was classified."
     counts: dict[str, int] = {}
     for row in rows:
-        counts[_name(row)] = counts.get(_name(row), 0) + 1
+        counts[label_name(row)] = counts.get(label_name(row), 0) + 1
     tally = ", ".join(f"{n} {label}" for label, n in counts.items())
-    each = [f"row {int(r.get('row', i)) + 1}: {_name(r)}"
-            + (f" {_score(r['score'], True)}" if isinstance(r.get("score"), float) else "")
-            for i, r in enumerate(rows[:_MAX_LISTED])]
-    more = f", and {len(rows) - _MAX_LISTED} more in --json" if len(rows) > _MAX_LISTED else ""
+    each = [f"row {int(r.get('row', i)) + 1}: {label_name(r)}"
+            + (f" {shown_score(r['score'], True)}" if isinstance(r.get("score"), float) else "")
+            for i, r in enumerate(rows[:MAX_LISTED])]
+    more = f", and {len(rows) - MAX_LISTED} more in --json" if len(rows) > MAX_LISTED else ""
     return f"Classified {plural('row', len(rows))}: {tally} ({', '.join(each)}{more})."
 
 
 # ------------------------------------------------------------------ vision
 
 def _objects(done: Finished) -> str:
-    found = _labels(done.outputs.get("objects"))
-    where = f"the annotated image is at {_file(done.outputs.get('image'))}"
+    found = label_items(done.outputs.get("objects"))
+    where = f"the annotated image is at {file_shown(done.outputs.get('image'))}"
     if not found:
         return f"No objects were found; {where}."
     groups: dict[str, list[Any]] = {}
     for item in found:
-        groups.setdefault(_name(item), []).append(item.get("score"))
+        groups.setdefault(label_name(item), []).append(item.get("score"))
     parts = []
-    for label, scores in list(groups.items())[:_MAX_LISTED]:
-        shown = [_score(s, True) for s in scores[:4]] if done.probabilities else []
+    for label, scores in list(groups.items())[:MAX_LISTED]:
+        shown = [shown_score(s, True) for s in scores[:4]] if done.probabilities else []
         shown = [s for s in shown if s] + (["..."] if done.probabilities and len(scores) > 4
                                            else [])
         parts.append(plural(label, len(scores)) + (f" ({', '.join(shown)})" if shown else ""))
-    listed_parts = listed(parts, max(0, len(groups) - _MAX_LISTED))
+    listed_parts = listed(parts, max(0, len(groups) - MAX_LISTED))
     if len(groups) == 1:
         return f"Found {listed_parts}; {where}."
     return f"Found {len(found)} objects: {listed_parts}; {where}."
 
 
 def _segments(done: Finished) -> str:
-    found = _labels(done.outputs.get("segments"))
-    where = f"the segment map is at {_file(done.outputs.get('image'))}"
+    found = label_items(done.outputs.get("segments"))
+    where = f"the segment map is at {file_shown(done.outputs.get('image'))}"
     if not found:
         return f"No segments were found; {where}."
     parts = []
-    for item in found[:_MAX_LISTED]:
+    for item in found[:MAX_LISTED]:
         if isinstance(item.get("area"), float):
-            parts.append(f"{_name(item)} ({percent(item['area'])} of the image)")
+            parts.append(f"{label_name(item)} ({percent(item['area'])} of the image)")
         elif isinstance(item.get("score"), float):
-            parts.append(f"{_name(item)} ({_score(item['score'], done.probabilities)})")
+            parts.append(f"{label_name(item)} ({shown_score(item['score'], done.probabilities)})")
         else:
-            parts.append(_name(item))
+            parts.append(label_name(item))
     return (f"Found {plural('segment', len(found))}: "
-            f"{listed(parts, max(0, len(found) - _MAX_LISTED))}; {where}.")
+            f"{listed(parts, max(0, len(found) - MAX_LISTED))}; {where}.")
 
 
 def _image_to_text(done: Finished) -> str:
     text = done.outputs.get("text")
     reads = any(word in done.model.lower() for word in ("ocr", "donut")) or (
         isinstance(text, str) and "\n" in text.strip())  # a caption is one line
-    return _headed("The image says" if reads else "Caption", done.outputs.get("text"),
+    return headed("The image says" if reads else "Caption", done.outputs.get("text"),
                    "No text was read in the image." if reads else "The caption is empty.")
 
 
 def _image_text(done: Finished) -> str:
     asked = bool(done.args.get("text", "").strip())
-    return _headed("Answer" if asked else "Description", done.outputs.get("text"),
+    return headed("Answer" if asked else "Description", done.outputs.get("text"),
                    "The model gave an empty answer.")
 
 
@@ -324,38 +230,38 @@ def _similarity(done: Finished) -> str:
 
 def _embedding(done: Finished) -> str:
     ref = done.outputs.get("embedding")
-    dims = ref.get("dims") if is_artifact_ref(ref) else None
+    dims = ref.get("dims") if isinstance(ref, dict) else None
     size = f" ({dims} numbers)" if dims else ""
-    return f"Computed the text's embedding{size}, saved in {_file(ref)}."
+    return f"Computed the text's embedding{size}, saved in {file_shown(ref)}."
 
 
 def _fill_mask(done: Finished) -> str:
-    labels = _labels(done.outputs.get("labels"))
-    text = _text(done.outputs.get("text"))
+    labels = label_items(done.outputs.get("labels"))
+    text = shown_text(done.outputs.get("text"))
     if not labels:
         return f"Filled in: {text}"
-    ranked = _ranked(labels, done.probabilities, limit=4).replace("; then", "; other guesses:")
-    return f"Filled in: {text} (the word: {ranked})"
+    guesses = ranked(labels, done.probabilities, limit=4).replace("; then", "; other guesses:")
+    return f"Filled in: {text} (the word: {guesses})"
 
 
 def _translation(done: Finished) -> str:
     target = done.args.get("tgt_lang", "").strip()
-    named = _language(target) if target and "<GENERATED>" not in target else None
-    return _headed(f"In {named}" if named else "Translation", done.outputs.get("text"),
+    named = language_name(target) if target and "<GENERATED>" not in target else None
+    return headed(f"In {named}" if named else "Translation", done.outputs.get("text"),
                    "The translation is empty.")
 
 
 def _transcript(done: Finished) -> str:
-    return _headed("Transcript", done.outputs.get("text"),
+    return headed("Transcript", done.outputs.get("text"),
                    "No speech was recognised in the recording.")
 
 
 def _saved(what: str, output: str) -> Callable[[Finished], str]:
-    return lambda done: f"{what} saved to {_file(done.outputs.get(output))}."
+    return lambda done: f"{what} saved to {file_shown(done.outputs.get(output))}."
 
 
 def _headed_as(head: str, empty: str) -> Callable[[Finished], str]:
-    return lambda done: _headed(head, done.outputs.get("text"), empty)
+    return lambda done: headed(head, done.outputs.get("text"), empty)
 
 
 _SAY: dict[str, Callable[[Finished], str]] = {
@@ -399,13 +305,13 @@ def _generic(done: Finished) -> str:
     parts = []
     for name, value in done.outputs.items():
         if is_artifact_ref(value) and value.get("kind") != "text":
-            parts.append(f"{name} saved to {_file(value)}")
+            parts.append(f"{name} saved to {file_shown(value)}")
         elif isinstance(value, float):
             parts.append(f"{name}: {value:.2f}")
-        elif isinstance(value, list) and _labels(value):
-            parts.append(f"{name}: {_ranked(_labels(value), done.probabilities)}")
+        elif isinstance(value, list) and label_items(value):
+            parts.append(f"{name}: {ranked(label_items(value), done.probabilities)}")
         else:
-            parts.append(f"{name}: {_text(value)}")
+            parts.append(f"{name}: {shown_text(value)}")
     return "; ".join(parts) + "." if parts else "It finished with no output."
 
 
