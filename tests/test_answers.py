@@ -428,3 +428,28 @@ def test_a_failing_responder_llm_leaves_the_answer_in_words_saying_why(
     assert last.startswith("(The LLM responder failed: ") and "HTTP 500" in last
     assert last.endswith("; this answer was written without a responder LLM.)")
     assert "(A dry run: the experts were simulated" in out["response"]
+
+
+def test_small_talk_with_a_failing_responder_says_why():
+    text = template_response(_state([], {}, "hi"), "The LLM responder failed: HTTP 500")
+    assert text == "I could not answer this without the responder LLM. (The LLM responder " \
+                   "failed: HTTP 500)"
+
+
+def test_verbose_adds_the_candidates_and_scores_after_the_answer(capsys, tmp_path):
+    from hugginggpt.cli import main
+
+    plan = tmp_path / "plan.json"
+    plan.write_text('[{"id": 0, "task": "summarization", "dep": [], "args": {"text": "A '
+                    'long story about a cat."}}]')
+    argv = ["run", "Summarise it", "--dry-run", "--plan", str(plan), "--latency-scale", "0",
+            "--workspace", str(tmp_path / "ws")]
+    assert main(argv) == 0
+    plain = capsys.readouterr().out
+    assert main([*argv, "--verbose"]) == 0
+    verbose = capsys.readouterr().out
+    assert plain.startswith("Summary: [dry-run: summarization by ") and "candidates" not in plain
+    answer, details_ = verbose.split("\nDetails:\n")
+    assert answer.strip() == plain.strip()
+    assert details_.startswith("step 1: summarization(text='A long story about a cat.')")
+    assert re.search(r"\n  candidates: \S+ \(dry-run\) -?\d+\.\d\d(, |\n)", details_), details_
