@@ -44,6 +44,7 @@ from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, ConfigError, has_llm, routing_config
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
 from hugginggpt.tools.llm.records import LLMCall, run_spend
+from hugginggpt.tools.llm.replay import ReplayedFailureError
 from hugginggpt.tools.llm.replies import reply_text
 from hugginggpt.tools.redact import redact
 from hugginggpt.tools.text import clip
@@ -175,7 +176,10 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
             return update | _abort(str(exc), planner="none")
         except LLM_CALL_ERRORS as exc:
             if context.planner == "auto":
-                return update | _plan_offline(state, context, fallback=_fallback(exc, calls))
+                why = _fallback(exc, calls)
+                if calls:  # the trace tells it, and a replay tells it the same
+                    calls[-1] = calls[-1].model_copy(update={"outcome": why})
+                return update | _plan_offline(state, context, fallback=why)
             return update | _abort(describe_llm_error(exc, "planner"), planner=planner)
         except PlanParseError as exc:
             planner = f"llm: {calls[-1].llm}" if calls else planner
@@ -201,7 +205,10 @@ def _uses_llm(context: Context) -> bool:
 
 
 def _fallback(exc: BaseException, calls: list[LLMCall]) -> str:
-    """Why the planner LLM was given up for the offline planner, in one sentence."""
+    """Why the planner LLM was given up for the offline planner, in one sentence (a
+    replay's, as the recorded run said it)."""
+    if isinstance(exc, ReplayedFailureError) and exc.description:
+        return exc.description
     if isinstance(exc, LLMCredentialsError):
         missing = str(exc).partition("cannot be called: ")[2] or str(exc)
         return f"No credentials for the planner LLM: {missing}; this plan was made offline"

@@ -131,8 +131,11 @@ def _planner_endpoint_down(state: State, context: Context) -> str | None:
     """Why the responder LLM is not asked, when the planner LLM just failed on the very
     endpoints it would use (the run has fallen back to the offline planner): asking
     again would make the user wait a second time for the same dead endpoint."""
-    if not state.planner_fallback or context.replay is not None:
+    if not state.planner_fallback:
         return None
+    if context.replay is not None:  # as recorded: the responder was asked, or it was not
+        asked = any(call.role == "responder" for call in context.replay.calls)
+        return None if asked else NOT_ASKED
     turn = len(state.history) // 2
     failed = {c.endpoint for c in state.llm_calls
               if c.turn == turn and c.role == "planner" and not c.ok}

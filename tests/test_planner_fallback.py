@@ -140,3 +140,18 @@ def test_when_the_offline_planner_cannot_either_the_run_aborts_saying_both(
                "plan the request either: " in out["abort_reason"]
     else:
         assert out["abort_reason"].startswith("the LLM planner failed")
+
+
+def test_a_run_planned_offline_after_a_dead_planner_llm_replays_the_same(capsys, tmp_path):
+    from hugginggpt.cli import main
+
+    workspace = str(tmp_path / "ws")
+    code = main(["run", REQUEST, "--llm", "m", "--llm-base-url", _closed_url(), "--backend",
+                 "lite", "--json", "--thread", "fb", "--workspace", workspace])
+    recorded = json.loads(capsys.readouterr().out)
+    assert code == 0 and recorded["planner_fallback"]
+    code = main(["replay", "--thread", "fb", "--workspace", workspace, "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["same"] is True, report["differences"]
+    assert report["response"].endswith("this plan was made offline, and this answer without "
+                                       "an LLM.)")
