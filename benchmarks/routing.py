@@ -165,9 +165,11 @@ def measure(scenario: Scenario, strategy: str, folder: Path, runs: int,
         config, catalog = write_files(folder, scenario, servers)
         ROUTER.reset()
         graph = build_graph(checkpointer=InMemorySaver(serde=serializer()))
+        # planner="llm": a planner failure counts against the routing, instead of being
+        # planned offline as "auto" would
         context = Context(llm_config=config, llm_routing=strategy,  # type: ignore[arg-type]
                           backend="dry-run", dry_run_latency_scale=0.01, catalog=catalog,
-                          workspace=str(folder), llm_timeout_s=30)
+                          workspace=str(folder), llm_timeout_s=30, planner="llm")
         finished, slowed_at, lock = [0], [float("inf")], threading.Lock()
 
         def one(n: int) -> tuple[float, dict[str, Any]]:

@@ -49,8 +49,9 @@ RunStatus = Literal["running", "waiting", "completed", "partial", "failed", "abo
   the request was answered directly);
 - ``partial``: some subtasks done, the others failed or skipped;
 - ``failed``: there was a plan, but no subtask was done;
-- ``aborted``: nothing could go on: no valid plan, the LLM planner down, the plan
-  rejected (``abort_reason`` says why).
+- ``aborted``: nothing could go on: no valid plan, the LLM planner down (with
+  ``planner="llm"``; ``auto`` plans offline), the plan rejected (``abort_reason`` says
+  why).
 
 Every planned subtask of a finished run has a result (done, failed or skipped, with
 the reason)."""
@@ -214,6 +215,9 @@ class State(InputState):
     plan_errors: list[str] = Field(default_factory=list)
     plan_reply: str = ""
     planner: str = ""
+    planner_fallback: str = ""
+    """Why the offline planner stood in for the configured planner LLM (no credentials,
+    unreachable), in one sentence the answer repeats; empty when it did not."""
     selector: str = ""
     selections: Annotated[dict[int, Selection], merge_by_id] = Field(default_factory=dict)
     results: Annotated[dict[int, SubtaskResult], merge_by_id] = Field(default_factory=dict)
@@ -245,6 +249,7 @@ class OutputState(BaseModel):
     abort_reason: str | None = None
     plan_errors: list[str] = Field(default_factory=list)
     planner: str = ""
+    planner_fallback: str = ""
     selector: str = ""
     responder: str = ""
     approvals: list[Approval] = Field(default_factory=list)

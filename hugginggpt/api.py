@@ -73,7 +73,8 @@ class RunResult(BaseModel):
       the request answered directly);
     - ``partial``: some done, the others failed or skipped;
     - ``failed``: there was a plan, but no subtask was done;
-    - ``aborted``: nothing could go on: no valid plan, the LLM planner down, the plan
+    - ``aborted``: nothing could go on: no valid plan, the LLM planner down (with
+      ``planner="llm"``; ``auto`` plans offline, see ``planner_fallback``), the plan
       rejected (``abort_reason`` says why);
     - ``waiting``: for a human's approval (``approval`` is the question; answer with
       :func:`resume`);
@@ -99,6 +100,8 @@ class RunResult(BaseModel):
     """The pending question when the run waits for a human (answer with :func:`resume`)."""
     llm_calls: list[LLMCall] = Field(default_factory=list)
     planner: str = ""
+    planner_fallback: str = ""
+    """Why the offline planner stood in for the planner LLM (``planner="auto"``), if it did."""
     selector: str = ""
     responder: str = ""
 
@@ -152,6 +155,7 @@ class RunResult(BaseModel):
                           for c in self.llm_calls],
             "usage": self.usage,
             "planner": self.planner,
+            "planner_fallback": self.planner_fallback,
             "selector": self.selector,
             "responder": self.responder,
             "interrupt": self.approval,

@@ -144,12 +144,15 @@ def _show_stage(node: str, update: dict[str, Any], say: Callable[[str], None]) -
             say(f"  select #{s.subtask_id} {s.task}: {s.model} on {s.backend}")
 
 
-def run_demo(workspace: Path, out: Callable[[str], None] = print) -> int:
-    """Run every demo request; 0 when every check passes."""
+def run_demo(workspace: Path, out: Callable[[str], None] = print,
+             verbose: bool = False) -> int:
+    """Run every demo request; 0 when every check passes. ``verbose`` adds each step in
+    full after its answer (model and why, candidates with their ranking scores)."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from hugginggpt.graph.builder import build_graph
     from hugginggpt.graph.checkpoint import serializer
+    from hugginggpt.nodes.responding.answer import details
 
     samples = make_samples(workspace / "demo-inputs")
     context = Context(backend="lite", planner="offline", offline=True,
@@ -171,6 +174,9 @@ def run_demo(workspace: Path, out: Callable[[str], None] = print) -> int:
         progress.close()
         values = app.get_state(config).values
         out(values.get("response", ""))
+        if verbose:
+            out("details:\n" + details(values.get("plan", []), values.get("selections", {}),
+                                        values.get("results", {})))
         try:
             assert values.get("status") == "completed", values.get("abort_reason")
             verified = demo.check(values["results"])

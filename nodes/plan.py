@@ -4,6 +4,11 @@ The reply is read with structured output where the endpoint supports it, and wit
 tolerant parser where it does not; the DAG is then checked in code. An invalid plan goes
 back to the LLM with the problems (the ``plan`` edge loops), at most
 ``max_plan_retries`` times; then the run aborts with the problems listed.
+
+With ``planner = "auto"`` (the default) a planner LLM that cannot be called (no key or
+token, unreachable, failing after its retries) is not the end of the run: the offline
+planner makes the plan instead, and ``planner_fallback`` says why, for the answer, the
+trace and ``--json``. ``planner = "llm"`` aborts, saying what to fix.
 """
 
 from __future__ import annotations
@@ -33,13 +38,15 @@ from hugginggpt.nodes.prompts import (
     PLANNER_SYSTEM,
     PLANNER_USER,
 )
-from hugginggpt.tools.errors import LLMNotConfiguredError
+from hugginggpt.tools.errors import LLMCredentialsError, LLMNotConfiguredError
 from hugginggpt.tools.experts.tasks import task_types
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, ConfigError, has_llm, routing_config
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
 from hugginggpt.tools.llm.records import LLMCall, run_spend
+from hugginggpt.tools.llm.replay import ReplayedFailureError
 from hugginggpt.tools.llm.replies import reply_text
+from hugginggpt.tools.redact import redact
 from hugginggpt.tools.text import clip
 
 __all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply"]
@@ -145,7 +152,7 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
     if attempt == 1:  # a new request on this thread starts from a clean slate
         update |= {"selections": None, "results": None, "status": "running",
                    "abort_reason": None, "response": "", "approved": False,
-                   "settings": settings_of(context)}
+                   "planner_fallback": "", "settings": settings_of(context)}
         try:  # checked at entry by the CLI and the API; a server run's context here
             if context.replay is None:
                 routing_config(context)
@@ -169,6 +176,11 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
         except LLMNotConfiguredError as exc:
             return update | _abort(str(exc), planner="none")
         except LLM_CALL_ERRORS as exc:
+            if context.planner == "auto":
+                why = _fallback(exc, calls)
+                if calls:  # the trace tells it, and a replay tells it the same
+                    calls[-1] = calls[-1].model_copy(update={"outcome": why})
+                return update | _plan_offline(state, context, fallback=why)
             return update | _abort(describe_llm_error(exc, "planner"), planner=planner)
         except PlanParseError as exc:
             planner = f"llm: {calls[-1].llm}" if calls else planner
@@ -193,16 +205,42 @@ def _uses_llm(context: Context) -> bool:
     return context.planner == "llm"
 
 
-def _plan_offline(state: State, context: Context) -> dict[str, Any]:
+def _fallback(exc: BaseException, calls: list[LLMCall]) -> str:
+    """Why the planner LLM was given up for the offline planner, in one sentence (a
+    replay's, as the recorded run said it)."""
+    if isinstance(exc, ReplayedFailureError) and exc.description:
+        return exc.description
+    if isinstance(exc, LLMCredentialsError):
+        missing = str(exc).partition("cannot be called: ")[2] or str(exc)
+        return f"No credentials for the planner LLM: {missing}; this plan was made offline"
+    where = f" {calls[-1].llm}" if calls else ""
+    reached = isinstance(exc, (TimeoutError, ConnectionError)) or any(
+        word in type(exc).__name__ for word in ("Connect", "Timeout"))
+    said = redact(" ".join(str(exc).split())).rstrip(".")  # an endpoint may echo a key
+    if reached:
+        what = f"could not be reached: {said or type(exc).__name__}"
+    else:
+        what = f"failed: {type(exc).__name__}" + (f": {said}" if said else "")
+    return f"The planner LLM{where} {clip(what, 300)}; this plan was made offline"
+
+
+def _plan_offline(state: State, context: Context, fallback: str = "") -> dict[str, Any]:
+    """The offline planner's plan; ``fallback`` says why it stands in for the LLM's."""
+    label = "offline (fallback)" if fallback else "offline"
     try:
         bank = load_bank(context.plan_bank or DEFAULT_BANK)
         found = offline_plan(state.request, state.files, bank,
                              max_subtasks=context.max_subtasks)
     except (OSError, CannotPlanOffline) as exc:
-        return _abort(f"{exc}.\n\n{NOT_CONFIGURED_HELP}", planner="offline")
+        if fallback:
+            why = fallback.removesuffix("; this plan was made offline")
+            return _abort(f"{why}, and the offline planner could not plan the request "
+                          f"either: {exc}.", planner=label, planner_fallback=fallback)
+        return _abort(f"{exc}.\n\n{NOT_CONFIGURED_HELP}", planner=label)
     subtasks, _ = validate_plan(found.items, max_subtasks=context.max_subtasks)
     return {"plan": subtasks, "plan_errors": [], "plan_reply": json.dumps(found.items),
-            "planner": found.describe()}
+            "planner": found.describe().replace("offline", label, 1),
+            "planner_fallback": fallback}
 
 
 def _rejected(

@@ -2,8 +2,9 @@
 
 The LLM sees a digest of the results (text outputs, artifact paths, errors, and where a
 model's quality is limited, from its card), never the bytes of an image or audio file.
-With no responder LLM configured, or when it fails, a template writes the same facts
-plainly and says so.
+With no responder LLM configured, or when it fails, the answer is written in words from
+the results (:mod:`hugginggpt.nodes.responding`), and its last line says so; the digest
+with scores and candidates is what ``--verbose`` and ``--json`` add.
 
 Both ends of a run are here: :func:`respond` and :func:`abort`. Each leaves a result for
 every planned subtask (one that never ran is skipped with the reason), so a finished
@@ -24,10 +25,12 @@ from hugginggpt.graph.context import Context, context_of
 from hugginggpt.graph.state import ChatTurn, State, SubtaskResult, outcome
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
+from hugginggpt.nodes.responding.answer import NO_RESPONDER, small_talk, template_answer
 from hugginggpt.tools.artifacts import is_artifact_ref
 from hugginggpt.tools.errors import LLMNotConfiguredError
 from hugginggpt.tools.experts.registry import find_tools
 from hugginggpt.tools.llm.client import complete
+from hugginggpt.tools.llm.config import ConfigError, routing_config
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import reply_text
@@ -36,6 +39,10 @@ from hugginggpt.tools.text import clip
 __all__ = ["respond", "abort", "results_digest", "template_response", "unrun_results"]
 
 _MAX_INLINE = 600
+_MAX_WHY = 400
+"""A responder LLM's failure is told in the answer's last line, cut to this."""
+NOT_ASKED = "The responder LLM was not asked: it is the planner's, which had just failed"
+"""Why the template answers when the planner LLM just failed on the same endpoints."""
 _MAX_ARG = 300
 """Argument values are shown cut to this length: the plan may carry long texts."""
 
@@ -95,14 +102,51 @@ def results_digest(state: State) -> str:
     return "\n".join(lines)
 
 
-def template_response(state: State, note: str) -> str:
-    """A plain answer from the results, used without a responder LLM."""
-    done = sum(r.status == "done" for r in state.results.values())
-    header = (
-        f"{note}\nRequest: {clip(state.request, _MAX_ARG)}\n"
-        f"{done} of {len(state.plan)} subtasks finished.\n"
-    )
-    return header + results_digest(state)
+def template_response(state: State, why: str | None = None) -> str:
+    """The answer in words from the results, used without a responder LLM
+    (:mod:`hugginggpt.nodes.responding.answer`). ``why`` says why the responder LLM did
+    not write it (it failed, or :data:`NOT_ASKED`); None means none is configured."""
+    notes = [state.planner_fallback + "."] if state.planner_fallback else []
+    if why == NOT_ASKED and notes:  # the same LLM is down: one line says it for both
+        notes, why = [f"{state.planner_fallback}, and this answer without an LLM."], ""
+    if not state.plan:
+        if not why:
+            text = small_talk(state.request)
+        else:
+            text = f"I could not answer this without the responder LLM. ({why})"
+        return "\n\n".join([text, *(f"({note})" for note in notes)])
+    if why is None:
+        notes.append(f"{_capital(NO_RESPONDER)}; to have an LLM write the answer, set "
+                     "OPENAI_API_KEY or pass --llm.")
+    elif why:
+        notes.append(f"{why.rstrip('.')}; this answer was {NO_RESPONDER}.")
+    return template_answer(state.plan, state.results, state.request, notes)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _planner_endpoint_down(state: State, context: Context) -> str | None:
+    """Why the responder LLM is not asked, when the planner LLM just failed on the very
+    endpoints it would use (the run has fallen back to the offline planner): asking
+    again would make the user wait a second time for the same dead endpoint."""
+    if not state.planner_fallback:
+        return None
+    if context.replay is not None:  # as recorded: the responder was asked, or it was not
+        asked = any(call.role == "responder" for call in context.replay.calls)
+        return None if asked else NOT_ASKED
+    turn = len(state.history) // 2
+    failed = {c.endpoint for c in state.llm_calls
+              if c.turn == turn and c.role == "planner" and not c.ok}
+    try:
+        config = routing_config(context)
+    except ConfigError:
+        return None
+    endpoints = {e.name for e in config.for_role("responder")} if config else set()
+    if not endpoints or not endpoints <= failed:
+        return None
+    return NOT_ASKED
 
 
 def unrun_results(state: State, why: str) -> dict[int, SubtaskResult]:
@@ -129,26 +173,32 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         state = state.model_copy(update={"results": state.results | missing})
     calls: list[LLMCall] = []
     failures = sum(r.status != "done" for r in state.results.values())
-    try:
-        reply = complete(
-            context, "responder",
-            [SystemMessage(RESPONDER_SYSTEM),
-             HumanMessage(RESPONDER_USER.format(request=state.request,
-                                                results=results_digest(state)))],
-            calls=calls,
-            need=tier_needed("responder", plan_size=len(state.plan), failures=failures),
-            turn=len(state.history) // 2,
-            spent=run_spend(state.llm_calls, len(state.history) // 2),
-        )
-        text = reply_text(reply)
-        responder = f"llm: {calls[-1].llm}"
-    except LLMNotConfiguredError:
-        responder = "template (no LLM configured)"
-        text = template_response(state, "No responder LLM is configured; these are the results.")
-    except LLM_CALL_ERRORS as exc:
-        responder = "template (responder LLM failed)"
-        failure = describe_llm_error(exc, "responder")  # variable names keep their case
-        text = template_response(state, failure[:1].upper() + failure[1:] + ".")
+    if (down := _planner_endpoint_down(state, context)) is not None:
+        responder = "template (responder LLM not asked: the planner's had just failed)"
+        text = template_response(state, down)
+    else:
+        try:
+            reply = complete(
+                context, "responder",
+                [SystemMessage(RESPONDER_SYSTEM),
+                 HumanMessage(RESPONDER_USER.format(request=state.request,
+                                                    results=results_digest(state)))],
+                calls=calls,
+                need=tier_needed("responder", plan_size=len(state.plan), failures=failures),
+                turn=len(state.history) // 2,
+                spent=run_spend(state.llm_calls, len(state.history) // 2),
+            )
+            text = reply_text(reply)
+            if state.planner_fallback:
+                text += f"\n\n({state.planner_fallback}.)"
+            responder = f"llm: {calls[-1].llm}"
+        except LLMNotConfiguredError:
+            responder = "template (no LLM configured)"
+            text = template_response(state)
+        except LLM_CALL_ERRORS as exc:
+            responder = "template (responder LLM failed)"
+            failure = describe_llm_error(exc, "responder")  # variable names keep their case
+            text = template_response(state, _capital(clip(failure, _MAX_WHY)))
     return {
         "response": text,
         "responder": responder,

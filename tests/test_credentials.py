@@ -1,6 +1,7 @@
-"""An LLM configured without its key or token is known before any request: the planner
-aborts cleanly, the selector and the responder fall back, each naming the variable to
-set and how; from the command line, Python and the graph alike."""
+"""An LLM configured without its key or token is known before any request: with
+``--planner llm`` the planner aborts cleanly (with ``auto``, the default, it plans offline:
+tests/test_planner_fallback.py), the selector and the responder fall back, each naming
+the variable to set and how; from the command line, Python and the graph alike."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_openai_without_a_key_aborts_cleanly_from_the_command_line(tmp_path):
     env |= {"HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(
         [exe, "run", "Summarize: The cat sat on the mat. It was happy.", "--llm",
-         "gpt-4o-mini", "--workspace", str(tmp_path / "ws")],
+         "gpt-4o-mini", "--planner", "llm", "--workspace", str(tmp_path / "ws")],
         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     assert done.returncode == 5, done.stderr  # aborted
     assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
@@ -44,7 +45,7 @@ def test_openai_without_a_key_aborts_cleanly_from_the_command_line(tmp_path):
 
 def test_a_hugging_face_model_without_a_token_aborts_naming_hf_token(capsys, workspace):
     code = main(["run", "Summarize: a text", "--llm", "hf:meta-llama/Llama-3.1-8B-Instruct",
-                 "--dry-run", "--json", "--workspace", str(workspace)])
+                 "--planner", "llm", "--dry-run", "--json", "--workspace", str(workspace)])
     out, err = capsys.readouterr()
     assert code == 5, err  # aborted
     doc = json.loads(out)
@@ -91,7 +92,7 @@ def test_an_api_key_env_naming_an_unset_variable_aborts_naming_it(
     config = _config(tmp_path, f'name = "locked"\nmodel = "m"\nbase_url = "{llm_server.url}"\n'
                                'api_key_env = "MY_LLM_KEY"')
     code = main(["run", "Summarize: a text", "--llm-config", config, "--dry-run", "--json",
-                 "--workspace", str(workspace)])
+                 "--planner", "llm", "--workspace", str(workspace)])
     out, err = capsys.readouterr()
     assert code == 5, err  # aborted
     reason = json.loads(out)["abort_reason"]
@@ -120,9 +121,13 @@ def test_endpoints_without_their_keys_are_skipped_for_those_that_have_them(
 
 def test_python_gets_an_aborted_result_not_an_exception(tmp_path):
     result = hugginggpt.run("Summarize: a text", llm="gpt-4o-mini", backend="dry-run",
-                            workspace=str(tmp_path / "ws"))
+                            planner="llm", workspace=str(tmp_path / "ws"))
     assert result.status == "aborted"
     assert result.abort_reason and "export OPENAI_API_KEY=sk-..." in result.abort_reason
+    planned = hugginggpt.run("Summarize: a text", llm="gpt-4o-mini", backend="dry-run",
+                             workspace=str(tmp_path / "ws"))  # planner auto: offline
+    assert planned.status == "completed" and "export OPENAI_API_KEY=sk-..." in \
+        planned.planner_fallback
     # the README's graph snippet, with a dry run
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -130,7 +135,7 @@ def test_python_gets_an_aborted_result_not_an_exception(tmp_path):
     out = app.invoke({"request": "Summarise this: ...", "files": []},
                      {"configurable": {"thread_id": "demo-1"}},
                      context=Context(llm="gpt-4o-mini", backend="dry-run", max_subtasks=8,
-                                     workspace=str(tmp_path / "ws")))
+                                     planner="llm", workspace=str(tmp_path / "ws")))
     assert out["status"] == "aborted" and "OPENAI_API_KEY" in out["abort_reason"]
 
 
@@ -145,5 +150,6 @@ def test_the_selector_and_the_responder_fall_back_with_the_reason(
     assert "close call" in reason and "took the top-ranked" in reason
     assert "the selector LLM cannot be called: gpt-4o-mini is OpenAI's API" in reason
     assert out["responder"] == "template (responder LLM failed)"
-    assert out["response"].startswith("The responder LLM cannot be called: gpt-4o-mini")
-    assert "OPENAI_API_KEY" in out["response"]
+    last = out["response"].splitlines()[-1]  # the answer in words, then why
+    assert last.startswith("(The responder LLM cannot be called: gpt-4o-mini")
+    assert "OPENAI_API_KEY" in last

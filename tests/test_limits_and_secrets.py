@@ -54,10 +54,11 @@ SECRETS = {"OPENAI_API_KEY": "sk-test-0123456789abcdefSECRET",
            "LANGSMITH_API_KEY": "lsv2_pt_0123456789secretkey"}
 
 
+@pytest.mark.parametrize("planner", ["llm", "auto"])
 @pytest.mark.parametrize(("credentials", "scheme"), [("", "Bearer"),
                                                     ("user:pa55w0rd-xyz@", "Basic")])
 def test_an_echoed_key_reaches_nothing_we_write(capsys, caplog, monkeypatch, tmp_path,
-                                                 llm_server, credentials, scheme):
+                                                 llm_server, credentials, scheme, planner):
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("LANGSMITH_TRACING", "false")
@@ -71,12 +72,18 @@ def test_an_echoed_key_reaches_nothing_we_write(capsys, caplog, monkeypatch, tmp
                       f'api_key_env = "OPENAI_API_KEY"\n')
     caplog.set_level(logging.DEBUG)
     code = main(["run", "Summarize this", "--llm-config", str(config), "--dry-run",
-                 "--json", "--workspace", str(workspace), "--thread", "leak"])
+                 "--json", "--workspace", str(workspace), "--thread", "leak",
+                 "--planner", planner])
     out, err = capsys.readouterr()
-    assert code == 5 and "401" in json.loads(out)["abort_reason"]  # aborted (issue 12: was 1)
     # the endpoint echoed what it was sent: the key (or, with credentials in the URL,
     # httpx's Basic authorization made of them)
-    assert f"you sent {scheme} [redacted]" in json.loads(out)["abort_reason"]
+    if planner == "llm":
+        assert code == 5 and "401" in json.loads(out)["abort_reason"]  # aborted
+        assert f"you sent {scheme} [redacted]" in json.loads(out)["abort_reason"]
+    else:  # planned offline (issue 14), the reason told in the answer
+        assert code == 0, err
+        assert f"you sent {scheme} [redacted]" in json.loads(out)["planner_fallback"]
+        assert json.loads(out)["planner_fallback"] in json.loads(out)["response"]
     main(["trace", "--thread", "leak", "--workspace", str(workspace), "--full"])
     trace, trace_err = capsys.readouterr()
     assert "careless" in trace

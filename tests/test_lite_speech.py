@@ -200,8 +200,9 @@ def test_read_aloud_then_transcribe_offline_with_no_llm(compiled, workspace):
     assert _recall(SENTENCE, heard.outputs["text"]) >= 0.8, heard.outputs["text"]
     # the response gives the words back and says where the engines fall short
     assert heard.outputs["text"] in out["response"]
-    assert "quality: eSpeak NG is a formant synthesiser" in out["response"]
-    assert "quality: PocketSphinx is a small, older US-English recogniser" in out["response"]
+    assert f"1. Speech saved to {spoken.outputs['audio']['path']} (" in out["response"]
+    assert "Note: eSpeak NG is a formant synthesiser" in out["response"]
+    assert "Note: PocketSphinx is a small, older US-English recogniser" in out["response"]
 
 
 def test_faces_are_found_offline_and_cars_are_not_asked_of_a_face_detector(
@@ -212,7 +213,8 @@ def test_faces_are_found_offline_and_cars_are_not_asked_of_a_face_detector(
     result = out["results"][0]
     assert result.status == "done" and result.model == HAAR_FACES, result.error
     assert [o["label"] for o in result.outputs["objects"]] == ["face"]
-    assert "quality: A Haar cascade finds frontal faces only" in out["response"]
+    assert out["response"].startswith("Found a face; the annotated image is at ")
+    assert "Note: A Haar cascade finds frontal faces only" in out["response"]
 
     street = _street(workspace / "street.png")
     out = run(compiled, context, "Find the cars in street.png.", thread="cars",

@@ -25,14 +25,15 @@ def _state(request: str) -> State:
 def test_multi_line_outputs_stay_under_their_subtask():
     text = template_response(_state("Read scan.png"), "Results.")
     lines = text.splitlines()
-    start = lines.index("  output text: TOTAL 23.48")
-    assert lines[start + 1:start + 3] == ["    VAT 3.91", "    Thank you"]
+    start = lines.index("1. The image says:")
+    assert lines[start + 1:start + 4] == ["   TOTAL 23.48", "   VAT 3.91", "   Thank you"]
+    assert lines[start + 4].startswith("2. Reading the text aloud did not run")
 
 
 def test_a_long_request_is_not_echoed_back_whole():
     request = "Summarise this: " + "word " * 15_000  # 75 kB
     text = template_response(_state(request), "Results.")
-    assert len(text) < 3_000 and "...(truncated)" in text
+    assert len(text) < 3_000 and "word word word" not in text
 
 
 def test_a_reason_for_no_model_is_said_once_in_the_log():

@@ -116,7 +116,9 @@ def test_json_mode_endpoint_without_tool_calling(compiled, make_context, llm_ser
 
 
 def test_unreachable_planner_aborts_with_advice(compiled, make_context):
-    out = run(compiled, make_context(llm_base_url="http://127.0.0.1:9/v1", llm_timeout_s=2))
+    # planner="llm": with "auto" the offline planner stands in (tests/test_planner_fallback.py)
+    out = run(compiled, make_context(llm_base_url="http://127.0.0.1:9/v1", llm_timeout_s=2,
+                                     planner="llm"))
     assert out["status"] == "aborted"
     assert "planner failed" in out["abort_reason"]
     assert "--llm-base-url" in out["abort_reason"]
@@ -124,7 +126,7 @@ def test_unreachable_planner_aborts_with_advice(compiled, make_context):
 
 def test_planner_http_500_aborts(compiled, make_context, llm_server):
     llm_server.script("planner", {"status": 500})
-    out = run(compiled, make_context())
+    out = run(compiled, make_context(planner="llm"))
     assert out["status"] == "aborted"
     assert "answered HTTP 500" in out["abort_reason"]
 
@@ -169,7 +171,7 @@ def test_hugging_face_endpoint_through_langchain_huggingface(
 
 def test_planner_that_hangs_is_cut_off_by_the_llm_timeout(compiled, make_context, llm_server):
     llm_server.script("planner", {"delay": 5, "tool_args": VALID})
-    out = run(compiled, make_context(llm_timeout_s=0.5))
+    out = run(compiled, make_context(llm_timeout_s=0.5, planner="llm"))
     assert out["status"] == "aborted"
     assert "did not answer in time" in out["abort_reason"]
 

@@ -223,7 +223,9 @@ def test_every_endpoint_failing_is_explained(compiled, make_context, servers, tm
         {"name": "a", "model": "m", "base_url": a.url},
         {"name": "b", "model": "m", "base_url": b.url},
     ])
-    out = run(compiled, make_context(llm_config=config, backend="dry-run"), TWO_STEPS)
+    # planner="llm": with auto the offline planner would stand in (issue 14)
+    out = run(compiled, make_context(llm_config=config, backend="dry-run", planner="llm"),
+              TWO_STEPS)
     assert out["status"] == "aborted"
     assert "all 2 endpoints failed (4 attempts)" in out["abort_reason"]
     assert "a: " in out["abort_reason"] and "b: " in out["abort_reason"]
@@ -474,8 +476,8 @@ def test_an_endpoint_dying_mid_stream_falls_back_or_is_explained(
     dying.die_mid_stream = True
     alone = _toml(tmp_path / "alone.toml", [
         {"name": "dying", "model": "m", "base_url": dying.url}])
-    out = run(compiled, make_context(llm_config=alone, backend="dry-run"), TWO_STEPS,
-              thread="alone")
+    out = run(compiled, make_context(llm_config=alone, backend="dry-run", planner="llm"),
+              TWO_STEPS, thread="alone")  # with auto the offline planner would stand in
     assert out["status"] == "aborted" and "the LLM planner failed" in out["abort_reason"]
     assert out["llm_calls"][0].endpoint == "dying" and not out["llm_calls"][0].ok
 

@@ -92,7 +92,8 @@ def test_a_recorded_thread_replays_with_no_llm_server(capsys, workspace, llm_ser
 
 def test_a_failed_run_replays_to_the_same_failure(capsys, workspace, llm_server):
     llm_server.script("planner", {"status": 500})
-    recorded = _run(capsys, workspace, llm_server.url, "--thread", "broken")
+    # --planner llm: with auto the offline planner would stand in (issue 14)
+    recorded = _run(capsys, workspace, llm_server.url, "--thread", "broken", "--planner", "llm")
     assert recorded["status"] == "aborted" and "HTTP 500" in recorded["abort_reason"] or \
         "500" in recorded["abort_reason"]
     llm_server.stop()
@@ -132,7 +133,7 @@ def test_trace_shows_every_run_with_llm_and_tool_calls_and_why_it_stopped(
     first = _run(capsys, workspace, llm_server.url, "--thread", "t")
     assert first["status"] == "completed"
     llm_server.script("planner", {"status": 503})  # the second request fails to plan
-    second = _run(capsys, workspace, llm_server.url, "--thread", "t",
+    second = _run(capsys, workspace, llm_server.url, "--thread", "t", "--planner", "llm",
                   request="and now draw it")
     assert second["status"] == "aborted"
 

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 from hugginggpt.tools.errors import ToolExecutionError
 
-__all__ = ["MAX_AUDIO_S", "AUDIO_FORMATS", "read_audio", "resample", "write_wav"]
+__all__ = ["MAX_AUDIO_S", "AUDIO_FORMATS", "read_audio", "resample", "write_wav", "duration_s"]
 
 MAX_AUDIO_S = 600.0
 """Longer recordings are refused rather than transcribed for minutes."""
@@ -86,3 +86,15 @@ def write_wav(path: Path, samples: Any, rate: int) -> Path:
     clipped = np.clip(np.asarray(samples, dtype=np.float32).reshape(-1), -1.0, 1.0)
     soundfile.write(str(path), clipped, int(rate), subtype="PCM_16", format="WAV")
     return path
+
+
+def duration_s(path: Path) -> float | None:
+    """A recording's length in seconds from its header (the answer says how long the
+    speech is); None when libsndfile cannot read it (a format it lacks)."""
+    import soundfile
+
+    try:
+        info = soundfile.info(str(path))
+    except (soundfile.LibsndfileError, RuntimeError, OSError):
+        return None
+    return round(info.frames / info.samplerate, 2) if info.samplerate > 0 else None

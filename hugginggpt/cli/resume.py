@@ -10,7 +10,7 @@ from typing import Any
 from langgraph.types import Command
 
 from hugginggpt.cli.common import add_common, read_plan, saved_settings, who
-from hugginggpt.cli.session import add_download, asking_downloads, run_session
+from hugginggpt.cli.session import add_download, add_verbose, asking_downloads, run_session
 
 __all__ = ["add_parser"]
 
@@ -22,6 +22,7 @@ def add_parser(sub: Any) -> None:
     decision.add_argument("--reject", metavar="REASON", help="reject it, with a reason")
     decision.add_argument("--plan", metavar="FILE.json", help="replace it with this plan")
     add_download(resume)
+    add_verbose(resume)
     add_common(resume)
     resume.set_defaults(handler=_resume)
 
@@ -38,4 +39,4 @@ def _resume(args: argparse.Namespace) -> int:
         {"action": "edit", "who": user, "plan": read_plan(args.plan)} if args.plan else None
     )
     return asyncio.run(run_session(Command(resume=answer) if answer else None,
-                                   args.thread, context, url, args.json))
+                                   args.thread, context, url, args.json, args.verbose))

@@ -22,7 +22,7 @@ from hugginggpt.cli.common import (
     saved_checkpoint_url,
     settings_path,
 )
-from hugginggpt.cli.session import add_download, asking_downloads, run_session
+from hugginggpt.cli.session import add_download, add_verbose, asking_downloads, run_session
 from hugginggpt.graph.context import Context, SettingsError, settings_of
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, STRATEGIES, has_llm
@@ -38,7 +38,8 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--approval", choices=["never", "plan", "risky"],
                      help="ask a human before running: the plan, or only risky tools")
     run.add_argument("--planner", choices=["auto", "llm", "offline"],
-                     help="auto (default): the LLM when configured, else the built-in one")
+                     help="auto (default): the LLM when configured, else (also when it "
+                          "cannot be called) the built-in one; llm: abort without it")
     run.add_argument("--dry-run", action="store_true",
                      help="simulated experts: check a plan without loading models")
     run.add_argument("--plan", metavar="FILE.json", help="run this plan instead of planning")
@@ -76,6 +77,7 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--max-loaded-models", type=int,
                      help="local models held in memory at once")
     add_download(run)
+    add_verbose(run)
     run.add_argument("--latency-scale", type=float,
                      help="dry-run: multiply simulated latencies by this")
     add_common(run)
@@ -154,4 +156,5 @@ def _run(args: argparse.Namespace) -> int:
     index_thread(thread_id, settings)
     _warm_up()
     graph_input = {"request": args.request, "files": files}
-    return asyncio.run(run_session(graph_input, thread_id, context, url, args.json))
+    return asyncio.run(run_session(graph_input, thread_id, context, url, args.json,
+                                   args.verbose))

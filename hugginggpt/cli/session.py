@@ -15,11 +15,13 @@ from hugginggpt.cli.common import EXIT_CODES, UsageError, read_plan, who
 from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer
 from hugginggpt.graph.context import Context
+from hugginggpt.nodes.responding.answer import details
 from hugginggpt.progress import Progress
 from hugginggpt.tools.llm.records import usage_totals
 from hugginggpt.tools.redact import redact
 
-__all__ = ["run_session", "describe_approval", "add_download", "asking_downloads"]
+__all__ = ["run_session", "describe_approval", "add_download", "add_verbose",
+           "asking_downloads"]
 
 
 def add_download(p: Any) -> None:
@@ -28,6 +30,14 @@ def add_download(p: Any) -> None:
                    help="local models missing from the cache: ask first (the default on a "
                         "terminal), download them (within --max-download-total-mb), or "
                         "never (the default with nobody to ask; HUGGINGGPT_DOWNLOAD)")
+
+
+def add_verbose(p: Any) -> None:
+    """The ``--verbose`` option of ``run`` and ``resume``."""
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="after the answer, print each step in full: its arguments, the "
+                        "model chosen and why, the candidates with their ranking scores, "
+                        "and the attempts")
 
 
 def asking_downloads(context: Context, as_json: bool) -> Context:
@@ -39,9 +49,9 @@ def asking_downloads(context: Context, as_json: bool) -> Context:
 
 
 async def run_session(graph_input: Any, thread_id: str, context: Context, url: str,
-                      as_json: bool) -> int:
+                      as_json: bool, verbose: bool = False) -> int:
     """Drive the thread to its end (or to an approval nobody is there to give) and print
-    the outcome; returns the exit code."""
+    the outcome (``verbose``: with each step in full); returns the exit code."""
     progress = Progress()
     async with aopen_checkpointer(url) as saver:
         app = build_graph(checkpointer=saver)
@@ -61,11 +71,11 @@ async def run_session(graph_input: Any, thread_id: str, context: Context, url: s
             progress = Progress()
         progress.close()
     result = RunResult.from_snapshot(thread_id, snapshot, context.workspace, interrupted)
-    _print(result, as_json)
+    _print(result, as_json, verbose)
     return EXIT_CODES[result.status][0]
 
 
-def _print(result: RunResult, as_json: bool) -> None:
+def _print(result: RunResult, as_json: bool, verbose: bool = False) -> None:
     thread_id, pending = result.thread_id, result.approval
     if as_json:
         print(json.dumps(result.document(), indent=2, ensure_ascii=False))
@@ -73,6 +83,8 @@ def _print(result: RunResult, as_json: bool) -> None:
         print(describe_approval(pending))
     else:
         print(result.response or f"(no response; status {result.status})")
+        if verbose:
+            print("\nDetails:\n" + details(result.plan, result.selections, result.results))
     used = [f"{role}: {getattr(result, role)}" for role in ("planner", "selector", "responder")
             if getattr(result, role)]
     if used:

@@ -2,9 +2,10 @@
 
 A tool returns its task's primary output or a dict of named outputs. Every declared
 output must be there, of its kind and JSON-able (state is checkpointed): text and
-numbers stay inline, files, vectors and long texts become artifact references. Anything
-else fails the attempt with a :class:`~hugginggpt.tools.errors.ToolOutputError` that
-names the output, like an exception would.
+numbers stay inline, files, vectors and long texts become artifact references (a
+recording's with its length in ``seconds``). Anything else fails the attempt with a
+:class:`~hugginggpt.tools.errors.ToolOutputError` that names the output, like an
+exception would.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.artifacts import ArtifactStore, is_artifact_ref
+from hugginggpt.tools.audio import duration_s
 from hugginggpt.tools.errors import ArgumentError, ToolOutputError
 from hugginggpt.tools.experts.tasks import TaskType
 
@@ -51,7 +53,15 @@ def _checked_ref(kind: str, ref: dict[str, Any], artifacts: ArtifactStore) -> di
         raise ToolOutputError(f"the {kind} artifact it names is unusable: {exc}") from exc
     if path.stat().st_size == 0:
         raise ToolOutputError(f"the {kind} artifact {ref['path']} is an empty file")
-    return ref
+    return _with_length(ref, path)
+
+
+def _with_length(ref: dict[str, Any], path: Path) -> dict[str, Any]:
+    """An audio reference with the recording's length (``seconds``), when readable."""
+    if ref.get("kind") != "audio" or "seconds" in ref:
+        return ref
+    seconds = duration_s(path)
+    return ref if seconds is None else {**ref, "seconds": seconds}
 
 
 def _a(kind: str) -> str:
@@ -89,7 +99,8 @@ def _coerce(kind: str, value: Any, artifacts: ArtifactStore) -> Any:
             )
         if path.stat().st_size == 0:
             raise ToolOutputError(f"the {kind} file {path.name} is empty")
-        return artifacts.add_file(path, kind)
+        ref = artifacts.add_file(path, kind)
+        return _with_length(ref, artifacts.workspace / ref["path"])
     if kind == "text":
         if not isinstance(value, str):
             raise ToolOutputError(f"expected text, got {_shown(value)}")

@@ -35,6 +35,7 @@ __all__ = [
     "Strategy",
     "STRATEGIES",
     "NOT_CONFIGURED_HELP",
+    "CONFIGURE_IN_BRIEF",
     "LLM_KEYS",
     "load_config",
     "parse_config",
@@ -276,6 +277,12 @@ examples). Configure one of:
   - several endpoints, routed by capability and load: --llm-config llms.toml
                        (see the README, "Several LLMs")
 Or check a plan without any LLM: hugginggpt run "..." --dry-run --plan PLAN.json"""
+
+CONFIGURE_IN_BRIEF = (
+    "set OPENAI_API_KEY (export OPENAI_API_KEY=sk-...), or give --llm MODEL --llm-base-url "
+    "URL for an OpenAI-compatible server (vLLM, Ollama, ...), or --llm hf:REPO with HF_TOKEN "
+    "set")
+"""The how-to of :data:`NOT_CONFIGURED_HELP` in one clause, for answers that mention it."""
 
 LLM_KEYS = ("HUGGINGGPT_LLM_API_KEY", "OPENAI_API_KEY")
 """Where the key of the ``llm`` endpoint (``--llm``) is read from; optional for a server

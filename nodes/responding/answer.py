@@ -1,0 +1,213 @@
+"""The answer without a responder LLM: what came out of each step, in words.
+
+One line (or paragraph) per planned subtask, in plan order, with a short lead when
+there are several: a done step says what it produced (:mod:`.words`), a failed one says
+why, shortened, and what to do; a skipped one which step it waited for. Small talk (an
+empty plan) gets a short reply naming what an LLM would add. The answer says once, in
+its last line, that no responder LLM wrote it, and why. Ranking scores, candidates and
+arguments are left to :func:`details` (``--verbose``) and ``--json``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hugginggpt.graph.state import Selection, Subtask, SubtaskResult
+from hugginggpt.nodes.responding.phrasing import listed
+from hugginggpt.nodes.responding.words import Finished, say
+from hugginggpt.tools.experts.registry import find_tools
+from hugginggpt.tools.llm.config import CONFIGURE_IN_BRIEF
+from hugginggpt.tools.text import clip
+
+__all__ = ["template_answer", "small_talk", "details", "NO_RESPONDER"]
+
+NO_RESPONDER = "written without a responder LLM"
+_MAX_ERROR = 300
+_MAX_ARG = 120
+
+_WHAT = {
+    "text-classification": "the classification", "zero-shot-classification":
+    "the classification", "token-classification": "finding the entities",
+    "summarization": "the summary", "translation": "the translation",
+    "question-answering": "answering the question", "text-generation": "the text generation",
+    "text2text-generation": "rewriting the text", "conversational": "the reply",
+    "sentence-similarity": "the similarity", "feature-extraction": "the embedding",
+    "fill-mask": "filling in the blank", "tabular-classification": "classifying the table",
+    "table-question-answering": "answering from the table",
+    "image-classification": "classifying the image", "object-detection": "the object detection",
+    "image-segmentation": "the segmentation", "depth-estimation": "the depth estimation",
+    "image-to-text": "reading the image", "zero-shot-image-classification":
+    "classifying the image", "image-text-to-text": "the question about the image",
+    "image-to-image": "editing the image", "text-to-image": "generating the image",
+    "text-to-video": "generating the video", "visual-question-answering":
+    "the question about the image", "document-question-answering":
+    "the question about the document", "text-to-speech": "reading the text aloud",
+    "automatic-speech-recognition": "the transcription", "audio-to-audio":
+    "processing the audio", "audio-classification": "classifying the audio",
+}
+"""What a step is called in a sentence ("The translation failed: ...")."""
+
+_DEPENDENCY = re.compile(r"^skipped: dependency (\d+) \([^)]*\) (\w+)")
+_TRIED = re.compile(r"\s*\[tried: ([^\]]*)\]\s*$")
+_ERROR_TYPE = re.compile(r"^[A-Z]\w*(?:Error|Exception|Timeout): ")
+_SAYS_WHAT_TO_DO = re.compile(r"--[a-z]|HUGGINGGPT_|export |raise it|set [A-Z_]{4,}")
+_GREETING = re.compile(r"^\W*(hi|hello|hey|hiya|good (morning|afternoon|evening)|bonjour|"
+                       r"salut|hola|hallo|guten (tag|morgen)|ciao)\b|你好", re.IGNORECASE)
+_THANKS = re.compile(r"\b(thanks|thank you|cheers|merci|gracias|danke)\b|谢谢", re.IGNORECASE)
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _probabilities(task: str, model: str | None, backend: str | None) -> bool:
+    """Whether the model's label scores are probabilities: its card says when not
+    (cosines, a detector's scores)."""
+    if not model or not backend:
+        return True
+    for tool in find_tools(task, model, [backend]):
+        for card in tool.cards:
+            if card.id == model and "not probabilities" in f"{card.description} {card.limits}":
+                return False
+    return True
+
+
+def _limits(task: str, model: str | None, backend: str | None) -> str:
+    if not model or not backend:
+        return ""
+    return next((card.limits for t in find_tools(task, model, [backend]) for card in t.cards
+                 if card.id == model and card.task == task and card.limits), "")
+
+
+def _done(st: Subtask, result: SubtaskResult, request: str) -> str:
+    sentence = say(Finished(
+        task=st.task, outputs=result.outputs, args=st.args, request=request,
+        model=result.model or "",
+        probabilities=_probabilities(st.task, result.model, result.backend)))
+    if limits := _limits(st.task, result.model, result.backend):
+        sentence += f"\nNote: {limits}"
+    return sentence
+
+
+def _short(error: str) -> str:
+    """An error as one short sentence: no exception type, no list of models tried."""
+    text = " ".join(_TRIED.sub("", error).split())
+    text = _ERROR_TYPE.sub("", text)
+    return clip(text.rstrip("."), _MAX_ERROR)
+
+
+def _what_to_do(result: SubtaskResult, task: str) -> str:
+    error = result.error or ""
+    types = {a.error_type for a in result.attempt_log if a.error_type}
+    if "ToolTimeoutError" in types or error.startswith("ToolTimeoutError"):
+        return ("raise the time a model may take with --subtask-timeout (or "
+                "HUGGINGGPT_SUBTASK_TIMEOUT), or try a faster model or another --backend")
+    if _SAYS_WHAT_TO_DO.search(error):
+        return ""  # the error already says it (a limit's flag, --download yes, a key)
+    if error.startswith("ArgumentError"):
+        return "check the input it names"
+    return (f"try another --backend, or another model (hugginggpt models list --task "
+            f"{task})")
+
+
+def _failed(st: Subtask, result: SubtaskResult, steps: dict[int, int]) -> str:
+    what = _capital(_WHAT.get(st.task, f"the {st.task} step"))
+    error = result.error or result.status
+    if result.status == "skipped":
+        if found := _DEPENDENCY.match(error):
+            dep, how = int(found.group(1)), found.group(2)
+            return f"{what} was skipped because step {steps.get(dep, dep + 1)} {how}."
+        return f"{what} did not run: {_short(error.removeprefix('not run: '))}."
+    tried = _TRIED.search(error)
+    models = len(tried.group(1).split(", ")) if tried else 0
+    after = f" (after trying {models} models)" if models > 1 else ""
+    hint = _what_to_do(result, st.task)
+    return f"{what} failed{after}: {_short(error)}." + (f" To fix it, {hint}." if hint else "")
+
+
+def _step(st: Subtask, results: dict[int, SubtaskResult], steps: dict[int, int],
+          request: str) -> str:
+    result = results.get(st.id)
+    if result is None:
+        return f"{_capital(_WHAT.get(st.task, f'the {st.task} step'))} did not run."
+    if result.status == "done":
+        return _done(st, result, request)
+    return _failed(st, result, steps)
+
+
+def _lead(plan: list[Subtask], results: dict[int, SubtaskResult]) -> str:
+    counts = {status: sum(1 for st in plan if (r := results.get(st.id)) is not None
+                          and r.status == status) for status in ("done", "failed", "skipped")}
+    if counts["done"] == len(plan):
+        return f"I ran {len(plan)} steps:"
+    parts = [f"{counts['done']} finished"] if counts["done"] else ["none finished"]
+    parts += [f"{counts['failed']} failed"] if counts["failed"] else []
+    skipped = counts["skipped"] + len(plan) - sum(counts.values())
+    parts += [f"{skipped} {'was' if skipped == 1 else 'were'} skipped"] if skipped else []
+    return f"I planned {len(plan)} steps; {listed(parts)}:"
+
+
+def small_talk(request: str) -> str:
+    """The reply to a request that needs no expert, without an LLM to write it: what
+    this can do without one, and how to add one."""
+    if _GREETING.search(request):
+        opening = "Hello! "
+    elif _THANKS.search(request):
+        opening = "You're welcome! "
+    else:
+        opening = "I cannot answer that myself. "
+    return (f"{opening}Without a language model configured I can run expert models "
+            "(caption or read a photo, translate, summarise, transcribe speech, read a text "
+            "aloud, ...) but not chat or answer general questions; to add that, "
+            f"{CONFIGURE_IN_BRIEF}.")
+
+
+def template_answer(plan: list[Subtask], results: dict[int, SubtaskResult], request: str,
+                    notes: list[str]) -> str:
+    """The answer from the results, with ``notes`` (why no responder LLM wrote it, a
+    planner fallback, ...) as last lines in parentheses."""
+    steps = {st.id: number for number, st in enumerate(plan, 1)}
+    said = [_step(st, results, steps, request) for st in plan]
+    if len(plan) == 1:
+        body = said[0]
+    else:
+        numbered = [f"{n}. " + text.replace("\n", "\n   ") for n, text in enumerate(said, 1)]
+        body = "\n".join([_lead(plan, results), *numbered])
+    if any(r.backend == "dry-run" for r in results.values()):
+        notes = ["A dry run: the experts were simulated, so their outputs are placeholders.",
+                 *notes]
+    return "\n\n".join([body, "\n".join(f"({note})" for note in notes)]) if notes else body
+
+
+def details(plan: list[Subtask], selections: dict[int, Selection],
+            results: dict[int, SubtaskResult]) -> str:
+    """What ran, readably and in full (``--verbose``): each step's arguments, the model
+    chosen and why, the candidates with their ranking scores, and how it ended."""
+    lines = []
+    for number, st in enumerate(plan, 1):
+        args = ", ".join(f"{k}={clip(v, _MAX_ARG)!r}" for k, v in st.args.items())
+        after = f" after step(s) {', '.join(str(d + 1) for d in st.dep)}" if st.dep else ""
+        lines.append(f"step {number}: {st.task}({args}){after}")
+        selection, result = selections.get(st.id), results.get(st.id)
+        if selection is not None:
+            chosen = f"{selection.model} on {selection.backend}" if selection.model else "none"
+            lines.append(f"  model: {chosen} ({selection.reason})")
+            if selection.candidates:
+                lines.append("  candidates: " + ", ".join(
+                    f"{c.model} ({c.backend}) {c.score:.2f}" for c in selection.candidates))
+        if result is None:
+            lines.append("  not run")
+            continue
+        ran = f" by {result.model} ({result.backend})" if result.model else ""
+        if result.endpoint:
+            ran += f" at {result.endpoint}"
+        lines.append(f"  {result.status}{ran} in {result.latency_s:.2f} s, "
+                     f"{result.attempts} attempt(s)")
+        for attempt in result.attempt_log:
+            if not attempt.ok:
+                lines.append(f"  attempt {attempt.model}: {attempt.error_type}: "
+                             f"{clip(attempt.error or '', _MAX_ERROR)}")
+        if result.error:
+            lines.append(f"  error: {result.error}")
+    return "\n".join(lines) or "No expert steps were planned."
+
