@@ -16,6 +16,11 @@ NAMES: dict[str, str] = {
     "sv": "Swedish", "da": "Danish", "no": "Norwegian", "fi": "Finnish", "ro": "Romanian",
     "el": "Greek", "cs": "Czech", "uk": "Ukrainian", "vi": "Vietnamese", "id": "Indonesian",
     "he": "Hebrew", "hu": "Hungarian", "th": "Thai", "ca": "Catalan",
+    "af": "Afrikaans", "bg": "Bulgarian", "bn": "Bengali", "cy": "Welsh", "et": "Estonian",
+    "fa": "Persian", "gu": "Gujarati", "hr": "Croatian", "kn": "Kannada", "lt": "Lithuanian",
+    "lv": "Latvian", "mk": "Macedonian", "ml": "Malayalam", "mr": "Marathi", "ne": "Nepali",
+    "pa": "Punjabi", "sk": "Slovak", "sl": "Slovenian", "so": "Somali", "sq": "Albanian",
+    "sw": "Swahili", "ta": "Tamil", "te": "Telugu", "tl": "Tagalog", "ur": "Urdu",
 }
 """Code -> English name."""
 
