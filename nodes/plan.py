@@ -38,7 +38,7 @@ from hugginggpt.nodes.prompts import (
     PLANNER_SYSTEM,
     PLANNER_USER,
 )
-from hugginggpt.tools.errors import LLMCredentialsError, LLMNotConfiguredError
+from hugginggpt.tools.errors import LLMBudgetError, LLMCredentialsError, LLMNotConfiguredError
 from hugginggpt.tools.experts.tasks import task_types
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, ConfigError, has_llm, routing_config
@@ -176,8 +176,8 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
         except LLMNotConfiguredError as exc:
             return update | _abort(str(exc), planner="none")
         except LLM_CALL_ERRORS as exc:
-            if context.planner == "auto":
-                why = _fallback(exc, calls)
+            if context.planner == "auto" and not isinstance(exc, LLMBudgetError):
+                why = _fallback(exc, calls)  # a spent budget is the user's limit: no fallback
                 if calls:  # the trace tells it, and a replay tells it the same
                     calls[-1] = calls[-1].model_copy(update={"outcome": why})
                 return update | _plan_offline(state, context, fallback=why)

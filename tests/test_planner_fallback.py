@@ -49,7 +49,7 @@ def test_an_unreachable_planner_llm_falls_back_to_the_offline_planner_from_the_c
     assert "Traceback" not in done.stderr
     doc = json.loads(done.stdout)
     assert doc["status"] == "completed"
-    assert doc["planner"].startswith("offline (fallback): adapted bank example ")
+    assert doc["planner"] == "offline (fallback): read from the request"
     assert doc["planner_fallback"] == (f"The planner LLM m @ {url} could not be reached: "
                                        "Connection error; this plan was made offline")
     assert doc["plan"][0]["task"] == "summarization"
@@ -132,7 +132,7 @@ def test_when_the_offline_planner_cannot_either_the_run_aborts_saying_both(
                                     "text": "hello", "tgt_lang": "it"}}]}))
     context = Context(llm="m", llm_base_url=_closed_url(), llm_max_retries=0, planner=planner,
                       backend="lite", workspace=str(workspace), plan_bank=str(bank))
-    out = run(compiled, context, "Write me a sonnet about the sea")
+    out = run(compiled, context, "Do it to clip.mp4")  # the offline planner reads no task
     assert out["status"] == "aborted"
     if planner == "auto":
         assert out["abort_reason"].startswith("The planner LLM m @ ")
