@@ -46,7 +46,7 @@ def test_an_offline_lite_run_replays_the_same(capsys, workspace):
         "selector": "recomputed without an LLM: ranking only (no selector LLM)",
         "responder": "recomputed without an LLM: template (no LLM configured)",
     }
-    assert "planner: recomputed without an LLM: offline: adapted bank example" in err
+    assert "planner: recomputed without an LLM: offline: read from the request" in err
     assert "same plan, selections and response as recorded" in err
 
 
@@ -69,7 +69,7 @@ def test_a_dry_run_of_a_plan_file_replays_the_same(capsys, workspace, tmp_path):
 
 
 def test_an_offline_run_that_aborted_replays_to_the_same_abort(capsys, workspace):
-    code, out, _ = _cli(capsys, "run", "hmm", "--backend", "lite", "--thread", "no-plan",
+    code, out, _ = _cli(capsys, "run", "Do it to clip.mp4", "--backend", "lite", "--thread", "no-plan",
                         "--json", "--workspace", str(workspace))
     recorded = json.loads(out)
     assert recorded["status"] == "aborted" and recorded["planner"] == "offline"

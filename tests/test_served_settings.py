@@ -86,7 +86,8 @@ def test_a_bad_llm_configuration_in_a_server_context_aborts_the_run(server: DevS
 
 def test_a_server_run_without_the_llm_key_ends_with_the_abort_reason(server: DevServer,
                                                                     tmp_path: Path):
-    context = {"backend": "dry-run", "llm": "gpt-4o-mini", "workspace": str(tmp_path / "ws")}
+    context = {"backend": "dry-run", "llm": "gpt-4o-mini", "planner": "llm",  # auto: offline
+               "workspace": str(tmp_path / "ws")}
     out, state = _run(server, context)
     assert isinstance(out, dict), out  # no error: an aborted run
     assert state["values"]["status"] == "aborted"
