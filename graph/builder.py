@@ -19,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from hugginggpt.graph.checkpoint import register_state_types
-from hugginggpt.graph.context import Context
+from hugginggpt.graph.context import Context, ServedContext
 from hugginggpt.graph.state import InputState, OutputState, State
 from hugginggpt.nodes import (
     abort,
@@ -40,18 +40,22 @@ MAX_CONCURRENCY = 64
 
 
 def build_graph(
-    checkpointer: BaseCheckpointSaver | None = None, **compile_kwargs: Any
+    checkpointer: BaseCheckpointSaver | None = None, *,
+    context_schema: type[Context] = Context, **compile_kwargs: Any
 ) -> CompiledStateGraph[State, Context, InputState, OutputState]:
     """Build and compile the HuggingGPT graph.
 
     Args:
         checkpointer: where to save checkpoints; needed to resume a thread. None for the
             LangGraph server, which brings its own.
+        context_schema: what a run's ``context`` becomes: :class:`Context` (every
+            setting), or :class:`ServedContext` for the server (a caller's settings
+            only, the rest the deployment's).
         **compile_kwargs: passed to ``StateGraph.compile`` (``store``,
             ``interrupt_before``, ...).
     """
     builder = StateGraph(
-        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
+        State, context_schema=context_schema, input_schema=InputState, output_schema=OutputState
     )
     builder.add_node("plan", plan)
     builder.add_node("select", select)
@@ -72,5 +76,6 @@ def build_graph(
 
 
 register_state_types()
-graph = build_graph()
-"""The graph without a checkpointer, for ``langgraph dev`` and the LangGraph server."""
+graph = build_graph(context_schema=ServedContext)
+"""The graph without a checkpointer, for ``langgraph dev`` and the LangGraph server:
+callers set only their own settings (:class:`ServedContext`)."""

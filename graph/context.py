@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import field, fields
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -48,7 +48,8 @@ from hugginggpt.tools.llm.expert import expert_settings
 from hugginggpt.tools.llm.settings import StructuredOutputMethod
 from hugginggpt.tools.redact import redact
 
-__all__ = ["Context", "SettingsError", "context_of", "settings_of", "env_names"]
+__all__ = ["Context", "ServedContext", "CALLER_SETTINGS", "SettingsError", "context_of",
+           "settings_of", "env_names", "caller_settings"]
 
 
 def _env_factory(*names: str, default: Any = None) -> Any:
@@ -249,6 +250,12 @@ class Context:
     (``--max-loaded-models``): before each of the run's loads the least recently used
     idle models are dropped until it fits, and a load waits while all are in use. The
     bound is the run's: another run in the process keeps its own."""
+    artifact_url: str | None = _env_factory("HUGGINGGPT_ARTIFACT_URL")
+    """Where a served run's artifacts can be downloaded: the URL prefix of the server's
+    ``/artifacts`` route (``https://host/artifacts``, or ``/artifacts`` relative to the
+    server), so that an output reference and a chat message carry ``url`` beside
+    ``path``. None (a run in-process): messages link the files themselves
+    (``file://``)."""
     dry_run_faults: Annotated[dict[str, Any] | None, BeforeValidator(_json),
                               AfterValidator(_fault_spec)] = _env_factory(
         "HUGGINGGPT_DRY_RUN_FAULTS")
@@ -277,6 +284,36 @@ class Context:
         return settings
 
 
+CALLER_SETTINGS = frozenset({
+    "planner", "few_shot", "backend", "plan", "approval", "max_subtasks",
+    "max_plan_retries", "subtask_timeout_s", "subtask_retries", "retry_backoff_s",
+    "latency_budget_s", "max_models_per_subtask", "selection_margin", "hf_timeout_s",
+    "download_timeout_s", "offline", "structured_output", "llm_timeout_s",
+    "llm_max_retries",
+})
+"""The settings a caller of a served graph may give in a run's ``context``: how to plan,
+approve and run a request. Everything else belongs to the deployment and is read from
+its environment: where files live (``workspace``, ``catalog``, ``plan_bank``), which
+LLMs and endpoints its keys are sent to (``llm*``, ``hf_*``), what its network and disk
+may be used for (``allow_private_urls``, ``download``, the size limits), what a run may
+spend (``max_llm_calls``, ``max_llm_tokens``, ``max_run_s``) and the test knobs
+(``dry_run_*``). ``HUGGINGGPT_CALLER_SETTINGS`` (comma-separated) opens more."""
+
+
+def caller_settings() -> frozenset[str]:
+    """:data:`CALLER_SETTINGS` and those the deployment opened
+    (``HUGGINGGPT_CALLER_SETTINGS``; unknown names are refused)."""
+    extra = {name.strip() for name in (env("HUGGINGGPT_CALLER_SETTINGS") or "").split(",")
+             if name.strip()}
+    known = {f.name for f in fields(Context)}
+    if unknown := sorted(extra - known):
+        raise SettingsError([SettingProblem(
+            setting=name, path=name, shown=repr(name), source="HUGGINGGPT_CALLER_SETTINGS",
+            expected="no such setting (the settings are the fields of hugginggpt.Context)")
+            for name in unknown])
+    return CALLER_SETTINGS | extra
+
+
 def _refusing(init: Callable[..., None]) -> Callable[..., None]:
     """Context's validating ``__init__``, with pydantic's findings as one
     :class:`SettingsError` that says, per setting, where the value came from and what it
@@ -294,6 +331,52 @@ def _refusing(init: Callable[..., None]) -> Callable[..., None]:
 
 
 Context.__init__ = _refusing(Context.__init__)  # type: ignore[method-assign]
+
+
+@dataclass(kw_only=True, config=ConfigDict(extra="forbid", validate_default=True))
+class ServedContext(Context):
+    """The settings of a run on the LangGraph server: a caller's ``context`` may hold
+    only :func:`caller_settings`; the rest come from the deployment's environment. A run
+    whose context sets another is refused before anything runs, naming the settings and
+    where they come from instead (the auth handler refuses it earlier, at the request).
+    Outputs carry their download URL (``artifact_url``, by default the server's
+    ``/artifacts`` route)."""
+
+    artifact_url: str | None = _env_factory("HUGGINGGPT_ARTIFACT_URL", default="/artifacts")
+
+
+def pinned_by_deployment(settings: Iterable[str]) -> list[str]:
+    """The given settings that a served run's caller may not set, in order."""
+    allowed = caller_settings()
+    return [name for name in settings if name not in allowed]
+
+
+def _served(init: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(init)
+    def __init__(self: ServedContext, **settings: Any) -> None:
+        if pinned := pinned_by_deployment(settings):
+            raise SettingsError([SettingProblem(
+                setting=name, path=name, shown=clip_repr(settings[name]),
+                expected=deployment_only(name)) for name in pinned])
+        init(self, **settings)
+
+    return __init__
+
+
+def deployment_only(name: str) -> str:
+    """Why a served run's caller may not set ``name``, and where it comes from instead."""
+    where = ", ".join(env_names(name))
+    source = f" (its environment: {where})" if where else ""
+    return (f"not a caller's setting: the deployment sets it{source}; a caller may set "
+            + ", ".join(sorted(caller_settings())))
+
+
+def clip_repr(value: Any) -> str:
+    shown = redact(repr(value))
+    return shown if len(shown) <= 200 else shown[:200] + "..."
+
+
+ServedContext.__init__ = _served(_refusing(ServedContext.__init__))  # type: ignore[method-assign]
 
 _NOT_RECORDED = {"replay"}
 _KINDS = {"integer": "a whole number", "number": "a number", "string": "text",

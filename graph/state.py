@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field, field_validator
 
 from hugginggpt.tools.llm.records import LLMCall
@@ -196,15 +198,23 @@ def append(current: list[Any] | None, update: list[Any] | None) -> list[Any]:
 
 
 class InputState(BaseModel):
-    """What a user gives: the request, attached files or URLs, earlier turns."""
+    """What a user gives: the request, attached files or URLs, earlier turns; or chat
+    messages, the last a human's request with its images and recordings as content
+    blocks (the plan stage turns it into the request and files)."""
 
-    request: str = Field(min_length=1, description="What the user asks for.")
+    request: str = Field(default="", description=(
+        "What the user asks for (or send messages instead)."))
     files: list[str] = Field(
         default_factory=list, description="Paths (inside the workspace) or URLs of inputs."
     )
     history: Annotated[list[ChatTurn], append] = Field(
         default_factory=list, description="Earlier turns, for a thread's first request."
     )
+    messages: Annotated[list[AnyMessage], add_messages] = Field(
+        default_factory=list, description=(
+            "The conversation: a human message's text is the request, its image, audio "
+            "and file blocks (base64 or URL) the inputs; each run adds the answer as an "
+            "AI message with the outputs as image and audio blocks."))
 
 
 class State(InputState):
@@ -233,6 +243,9 @@ class State(InputState):
     given, False: refused), kept for the thread; written by the approve stage only."""
     llm_calls: Annotated[list[LLMCall], append] = Field(default_factory=list)
     """Every LLM call on the thread, oldest first (the trace; ``turn`` says which run)."""
+    message_id: str | None = None
+    """The id of the last human message a run took as its request (a chat turn; see
+    :mod:`hugginggpt.nodes.conversation`)."""
     settings: dict[str, Any] = Field(default_factory=dict)
     """The latest run's settings (:func:`hugginggpt.graph.context.settings_of`): a replay
     reuses them."""
@@ -254,6 +267,7 @@ class OutputState(BaseModel):
     responder: str = ""
     approvals: list[Approval] = Field(default_factory=list)
     llm_calls: list[LLMCall] = Field(default_factory=list)
+    messages: list[AnyMessage] = Field(default_factory=list)
 
 
 STATE_TYPES: tuple[type[BaseModel], ...] = (

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from hugginggpt.graph.context import Context, context_of, settings_of
 from hugginggpt.graph.state import State
+from hugginggpt.nodes.conversation import message_turn
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
 from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
@@ -38,7 +39,13 @@ from hugginggpt.nodes.prompts import (
     PLANNER_SYSTEM,
     PLANNER_USER,
 )
-from hugginggpt.tools.errors import LLMBudgetError, LLMCredentialsError, LLMNotConfiguredError
+from hugginggpt.tools.blocks import message_text
+from hugginggpt.tools.errors import (
+    ArgumentError,
+    LLMBudgetError,
+    LLMCredentialsError,
+    LLMNotConfiguredError,
+)
 from hugginggpt.tools.experts.tasks import task_types
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, ConfigError, has_llm, routing_config
@@ -153,6 +160,19 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
         update |= {"selections": None, "results": None, "status": "running",
                    "abort_reason": None, "response": "", "approved": False,
                    "planner_fallback": "", "settings": settings_of(context)}
+        try:  # a chat turn: the request and files come from the human message
+            turn = message_turn(state, context)
+        except (ArgumentError, OSError) as exc:
+            taken = state.messages[-1]
+            return update | {"request": message_text(taken.content), "files": [],
+                             "message_id": taken.id} | _abort(
+                f"the message cannot be used: {exc}", planner="none")
+        if turn is not None:
+            update |= turn
+            state = state.model_copy(update=turn)
+        if not state.request.strip():
+            return update | _abort("the request is empty: say what you want done (the "
+                                   "request, or a human message's text)", planner="none")
         try:  # checked at entry by the CLI and the API; a server run's context here
             if context.replay is None:
                 routing_config(context)

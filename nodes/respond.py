@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 
 from hugginggpt.graph.context import Context, context_of
 from hugginggpt.graph.state import ChatTurn, State, SubtaskResult, outcome
+from hugginggpt.nodes.conversation import reply_messages
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
 from hugginggpt.nodes.responding.answer import NO_RESPONDER, small_talk, template_answer
@@ -208,14 +209,16 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "plan_attempts": 0,
         "history": [ChatTurn(role="user", content=state.request),
                     ChatTurn(role="assistant", content=text)],
+        "messages": reply_messages(state, text, context.workspace),
     }
 
 
-def abort(state: State) -> dict[str, Any]:
+def abort(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """End the run with the reason, keeping everything computed so far; a planned
     subtask (a rejected plan's) is skipped with the reason."""
     text = f"The run was aborted: {state.abort_reason}"
     return {
+        "messages": reply_messages(state, text, context_of(runtime).workspace),
         "response": text,
         "results": unrun_results(state, f"the run was aborted: {state.abort_reason}"),
         "status": "aborted",

@@ -34,8 +34,11 @@ def _free_port() -> int:
 class DevServer:
     """``langgraph dev`` in its own folder (its saved threads live there)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, env: dict[str, str] | None = None) -> None:
+        """``env``: the deployment's environment beyond this process's (its keys, its
+        workspace)."""
         self.folder = folder
+        self.env = dict(env or {})
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = folder / "server.log"
@@ -47,7 +50,7 @@ class DevServer:
         if exe is None:
             pytest.fail("langgraph CLI is not installed: pip install -e '.[dev]'")
         env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-               "LANGGRAPH_NO_VERSION_CHECK": "1"}
+               "LANGGRAPH_NO_VERSION_CHECK": "1", **self.env}
         with self.log.open("a") as log:
             self.proc = subprocess.Popen(
                 [exe, "dev", "--no-browser", "--no-reload", "--port", str(self.port),
@@ -76,7 +79,9 @@ class DevServer:
 
 @pytest.fixture
 def server(tmp_path: Path):
-    dev = DevServer(tmp_path)
+    # the workspace and the test knob are the deployment's: a caller may not set them
+    dev = DevServer(tmp_path, {"HUGGINGGPT_WORKSPACE": str(tmp_path / "ws"),
+                               "HUGGINGGPT_DRY_RUN_SCALE": "0.01"})
     dev.start()
     yield dev
     dev.stop()
@@ -85,8 +90,7 @@ def server(tmp_path: Path):
 def test_served_graph_with_approval_history_and_restart(server: DevServer, tmp_path: Path):
     from langgraph_sdk import get_client
 
-    context = {"backend": "dry-run", "plan": PLAN, "dry_run_latency_scale": 0.01,
-               "workspace": str(tmp_path / "ws"), "approval": "plan"}
+    context = {"backend": "dry-run", "plan": PLAN, "approval": "plan"}
 
     async def first_part() -> tuple[str, list[Any], dict[str, Any]]:
         client = get_client(url=server.url)

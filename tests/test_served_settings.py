@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +20,9 @@ PLAN = [{"id": 0, "task": "summarization", "dep": [], "args": {"text": "A long s
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     """One server for the module, started without the user's keys, saved Hugging Face
     login or ``HUGGINGGPT_*`` settings (module fixtures start before the per-test ones
-    that clear them)."""
+    that clear them). Its workspace and the test knob are the deployment's; it lets its
+    callers choose the LLM and the endpoints (``HUGGINGGPT_CALLER_SETTINGS``), which a
+    deployment keeps to itself by default."""
     folder = tmp_path_factory.mktemp("served-settings")
     with pytest.MonkeyPatch.context() as patch:
         for name in list(os.environ):
@@ -29,7 +30,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
                 patch.delenv(name)
         patch.setenv("HF_HOME", str(folder / "hf-home"))
         patch.setenv("HF_HUB_OFFLINE", "1")
-        dev = DevServer(folder)
+        dev = DevServer(folder, {
+            "HUGGINGGPT_WORKSPACE": str(folder / "ws"), "HUGGINGGPT_DRY_RUN_SCALE": "0.01",
+            "HUGGINGGPT_CALLER_SETTINGS": "llm,llm_base_url,llm_routing,hf_endpoints"})
         dev.start()
     yield dev
     dev.stop()
@@ -54,16 +57,16 @@ def _run(server: DevServer, context: dict[str, Any], request: str = "Summarize t
     return asyncio.run(go())
 
 
-def test_a_bad_server_context_is_refused_before_anything_runs(server: DevServer,
-                                                              tmp_path: Path):
-    context = {"backend": "dry-run", "plan": PLAN, "workspace": str(tmp_path / "ws"),
-               "dry_run_latency_scale": 0.01, "approval": "sometimes"}
+def test_a_bad_server_context_is_refused_before_anything_runs(server: DevServer):
+    context = {"backend": "dry-run", "plan": PLAN, "approval": "sometimes"}
+    artifacts = server.folder / "ws" / "artifacts"
+    before = set(artifacts.iterdir()) if artifacts.exists() else set()
     out, state = _run(server, context)
     assert isinstance(out, Exception), out  # not an approval question, not a result
     assert ("SettingsError: approval = 'sometimes' is not valid: expected one of never, "
             "plan, risky") in str(out)
     assert not state["values"] and not state["interrupts"]  # nothing ran
-    assert not (tmp_path / "ws").exists()
+    assert (set(artifacts.iterdir()) if artifacts.exists() else set()) == before
 
     out, _ = _run(server, {**context, "approval": "never", "max_subtasks": 0})
     assert "max_subtasks = 0 is not valid: expected a whole number, at least 1" in str(out)
@@ -74,20 +77,16 @@ def test_a_bad_server_context_is_refused_before_anything_runs(server: DevServer,
     assert state["values"]["settings"]["approval"] == "never"
 
 
-def test_a_bad_llm_configuration_in_a_server_context_aborts_the_run(server: DevServer,
-                                                                    tmp_path: Path):
-    context = {"backend": "dry-run", "plan": PLAN, "workspace": str(tmp_path / "ws"),
-               "dry_run_latency_scale": 0.01, "llm_routing": "random"}
+def test_a_bad_llm_configuration_in_a_server_context_aborts_the_run(server: DevServer):
+    context = {"backend": "dry-run", "plan": PLAN, "llm_routing": "random"}
     out, state = _run(server, context)
     assert isinstance(out, dict) and out["status"] == "aborted", out
     assert "llm_routing (HUGGINGGPT_LLM_ROUTING) must be one of" in out["abort_reason"]
     assert not out.get("results")  # with a fixed plan too: nothing ran
 
 
-def test_a_server_run_without_the_llm_key_ends_with_the_abort_reason(server: DevServer,
-                                                                    tmp_path: Path):
-    context = {"backend": "dry-run", "llm": "gpt-4o-mini", "planner": "llm",  # auto: offline
-               "workspace": str(tmp_path / "ws")}
+def test_a_server_run_without_the_llm_key_ends_with_the_abort_reason(server: DevServer):
+    context = {"backend": "dry-run", "llm": "gpt-4o-mini", "planner": "llm"}  # auto: offline
     out, state = _run(server, context)
     assert isinstance(out, dict), out  # no error: an aborted run
     assert state["values"]["status"] == "aborted"
@@ -97,15 +96,14 @@ def test_a_server_run_without_the_llm_key_ends_with_the_abort_reason(server: Dev
 
 
 def test_credentials_in_a_server_contexts_url_reach_nothing_it_keeps(
-        server: DevServer, tmp_path: Path, llm_server):
+        server: DevServer, llm_server):
     from langgraph_sdk import get_client
 
     password, basic = "pa55w0rd-xyz", "dXNlcjpwYTU1dzByZC14eXo="
     url = llm_server.url.replace("://", f"://user:{password}@")
     # the responder's endpoint repeats what it was sent: httpx's Basic header
     llm_server.script("responder", {"status": 401, "echo_auth": True})
-    context = {"backend": "dry-run", "plan": PLAN, "workspace": str(tmp_path / "ws"),
-               "dry_run_latency_scale": 0.01, "llm": "m", "llm_base_url": url,
+    context = {"backend": "dry-run", "plan": PLAN, "llm": "m", "llm_base_url": url,
                "hf_endpoints": {"acme/model": url}}
 
     async def go() -> tuple[Any, list[Any]]:
@@ -124,7 +122,7 @@ def test_credentials_in_a_server_contexts_url_reach_nothing_it_keeps(
     # every checkpoint's state; the server itself keeps the caller's context with the run
     # and in its checkpoints' metadata (SECURITY.md: give credentials in its environment)
     kept = [json.dumps(out), *(json.dumps(checkpoint["values"]) for checkpoint in history)]
-    kept += [p.read_bytes().decode("latin-1") for p in (tmp_path / "ws").rglob("*")
+    kept += [p.read_bytes().decode("latin-1") for p in (server.folder / "ws").rglob("*")
              if p.is_file()]
     for text in kept:
         assert password not in text and basic not in text

@@ -8,6 +8,8 @@ is a small JSON-able dict::
      "path": "artifacts/<thread>/3f2a9c1e0b7d4a51.png", "bytes": 4213}
 
 ``path`` is relative to the workspace, so a workspace can be moved or mounted elsewhere.
+A served run's references also carry ``url``, where the server's ``/artifacts`` route
+serves the file to the thread's owner.
 """
 
 from __future__ import annotations
@@ -19,16 +21,24 @@ import shutil
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from hugginggpt.tools.errors import ArgumentError
 
-__all__ = ["ArtifactStore", "is_artifact_ref", "content_id"]
+__all__ = ["ArtifactStore", "is_artifact_ref", "content_id", "thread_folder"]
 
 _ID_LENGTH = 16
 
 
 def is_artifact_ref(value: Any) -> bool:
     return isinstance(value, dict) and "artifact_id" in value and "path" in value
+
+
+def thread_folder(thread_id: str) -> str:
+    """The folder name of a thread's artifacts: its id with anything but letters,
+    digits, ``-``, ``_`` and ``.`` replaced."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in thread_id)
+    return safe if safe.strip(".") else "default"
 
 
 def content_id(path: Path) -> str:
@@ -43,10 +53,13 @@ class ArtifactStore:
     """Writes artifacts under ``<workspace>/artifacts/<thread_id>/`` and resolves paths
     only inside the workspace."""
 
-    def __init__(self, workspace: str | Path, thread_id: str = "default") -> None:
+    def __init__(self, workspace: str | Path, thread_id: str = "default",
+                 url: str | None = None) -> None:
+        """``url``: the prefix of the route that serves artifacts (``.../artifacts``);
+        references then carry ``url`` too."""
         self.workspace = Path(workspace).resolve()
-        safe_thread = "".join(c if c.isalnum() or c in "-_." else "_" for c in thread_id)
-        self.folder = self.workspace / "artifacts" / (safe_thread or "default")
+        self.folder = self.workspace / "artifacts" / thread_folder(thread_id)
+        self.url = f"{url.rstrip('/')}/{quote(thread_id, safe='')}" if url else None
 
     def new_path(self, suffix: str) -> tuple[str, Path]:
         """A fresh file for a tool to write; returning it from the tool stores it under
@@ -56,13 +69,16 @@ class ArtifactStore:
         return provisional, self.folder / f".new-{provisional}{suffix}"
 
     def _ref(self, kind: str, path: Path, **extra: Any) -> dict[str, Any]:
-        return {
+        ref = {
             "artifact_id": path.stem,
             "kind": kind,
             "path": path.relative_to(self.workspace).as_posix(),
             "bytes": path.stat().st_size,
             **extra,
         }
+        if self.url:
+            ref["url"] = f"{self.url}/{path.name}"
+        return ref
 
     def _settle(self, source: Path, suffix: str, move: bool) -> Path:
         """Put ``source`` at its content address; the same content is stored once."""
@@ -83,6 +99,20 @@ class ArtifactStore:
         _, scratch = self.new_path(suffix)
         scratch.write_bytes(data)
         return self._ref(kind, self._settle(scratch, suffix, move=True), **extra)
+
+    def put_upload(self, data: bytes, name: str, suffix: str) -> str:
+        """Store a file a user uploaded (a chat message's image, say) and return its
+        absolute path, in this thread's ``uploads/<content id>/<name>``: under its own name,
+        so the request can name it (without one, the content id and ``suffix``)."""
+        digest = hashlib.sha256(data).hexdigest()[:_ID_LENGTH]
+        folder = self.folder / "uploads" / digest
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / (name or f"{digest}{suffix.lower()}")
+        if not target.exists():
+            partial = folder / f".new-{uuid.uuid4().hex}"
+            partial.write_bytes(data)
+            os.replace(partial, target)
+        return str(target)
 
     def put_json(self, obj: Any, kind: str, **extra: Any) -> dict[str, Any]:
         return self.put_bytes(json.dumps(obj).encode(), kind, ".json", **extra)

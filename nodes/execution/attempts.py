@@ -107,7 +107,7 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
     task_type = get_task_type(job.task)
     assert task_type is not None
     # File-system work runs in threads: an event loop (the LangGraph server's) never blocks.
-    store = await in_thread(ArtifactStore, job.workspace, job.thread_id)
+    store = await in_thread(ArtifactStore, job.workspace, job.thread_id, job.artifact_url)
     started = time.monotonic()
     try:
         args = await resolve_inputs(job, deps, store)

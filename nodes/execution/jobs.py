@@ -51,6 +51,8 @@ class Job:
     """``time.monotonic()`` by which the run's execution must end (None: no limit)."""
     max_run_s: float = math.inf
     """The run's ``max_run_s``, for the message when the deadline is reached."""
+    artifact_url: str | None = None
+    """Where the server serves this run's artifacts (outputs then carry ``url``)."""
 
 
 DEADLINE_GRACE_S = 2.0
@@ -108,6 +110,7 @@ def make_jobs(state: State, context: Context, board: str, deadline: float) -> li
                    "timeout_s": context.download_timeout_s,
                    "allow_private": context.allow_private_urls},
             settings=settings, deadline=deadline, max_run_s=context.max_run_s,
+            artifact_url=context.artifact_url,
             max_file_bytes=int(context.max_file_mb * 1024 * 1024),
         ))
     return jobs
