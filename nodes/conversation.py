@@ -11,17 +11,22 @@ whichever way its turns came in.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.config import get_config
 
-from hugginggpt.graph.context import Context
+from hugginggpt.graph.context import Context, ServedContext
 from hugginggpt.graph.state import ChatTurn, State
 from hugginggpt.tools.artifacts import ArtifactStore
 from hugginggpt.tools.blocks import message_inputs, message_text, output_blocks
+from hugginggpt.tools.errors import ArgumentError
+from hugginggpt.tools.kinds import is_url
 
-__all__ = ["message_turn", "pending_message", "reply_messages", "thread_id"]
+__all__ = ["message_turn", "pending_message", "reply_messages", "thread_id",
+           "check_served_files"]
 
 
 def thread_id() -> str:
@@ -67,6 +72,27 @@ def message_turn(state: State, context: Context) -> dict[str, Any] | None:
     if not state.history:
         update["history"] = _turns(state.messages[:-1])
     return update
+
+
+def check_served_files(files: list[str], context: Context) -> None:
+    """On the server, a run's local files are its thread's own (uploads and outputs in
+    its artifact folder): a caller's ``files`` cannot name another file the server can
+    read, nor another thread's. URLs are fetched, and checked, as always.
+
+    Raises:
+        ArgumentError: a file outside the thread's folder, saying how to send one.
+    """
+    if not isinstance(context, ServedContext):
+        return
+    folder = ArtifactStore(context.workspace, thread_id()).folder
+    for name in files:
+        if is_url(name):
+            continue
+        real = Path(os.path.realpath(Path(context.workspace).resolve() / name))
+        if not real.is_relative_to(folder):
+            raise ArgumentError(
+                f"file {name[:80]!r} refused: a served run reads only files sent with it "
+                "(a message's image, audio or file blocks) and http(s) URLs")
 
 
 def reply_messages(state: State, text: str, workspace: str) -> list[AnyMessage]:

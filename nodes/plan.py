@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from hugginggpt.graph.context import Context, context_of, settings_of
 from hugginggpt.graph.state import State
-from hugginggpt.nodes.conversation import message_turn
+from hugginggpt.nodes.conversation import check_served_files, message_turn
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
 from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
@@ -170,6 +170,10 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
         if turn is not None:
             update |= turn
             state = state.model_copy(update=turn)
+        try:
+            check_served_files(state.files, context)
+        except ArgumentError as exc:
+            return update | _abort(str(exc), planner="none")
         if not state.request.strip():
             return update | _abort("the request is empty: say what you want done (the "
                                    "request, or a human message's text)", planner="none")

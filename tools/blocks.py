@@ -6,7 +6,7 @@ blocks for images, audio and files. Those accepted are LangChain's
 (``{"type": "image", "base64": ..., "mime_type": "image/png"}``, or ``"url"``; the
 older ``"source_type"``/``"data"`` form) and OpenAI's (``image_url`` with a ``data:`` or
 ``https:`` URL, ``input_audio``, ``file`` with ``file_data``). :func:`message_inputs`
-stores each uploaded file in the thread's artifact store (an attached file), checked as an attached file is
+stores each uploaded file in the thread's artifact store, checked as an attached file is
 (its size, and that an image or a recording is one), and passes a URL on to be fetched
 as URL inputs are. :func:`output_blocks` turns a run's image, audio and video artifacts
 into blocks that link them.
@@ -84,8 +84,10 @@ def _source(block: dict[str, Any]) -> tuple[str, str | None, str | None, str | N
 
 
 def _filename(block: dict[str, Any]) -> str | None:
-    for holder in (block, block.get("extras") or {}, block.get("metadata") or {},
-                   block.get("file") if isinstance(block.get("file"), dict) else {}):
+    holders = [block, block.get("extras"), block.get("metadata"), block.get("file")]
+    for holder in holders:
+        if not isinstance(holder, dict):
+            continue
         name = holder.get("filename") or holder.get("name")
         if isinstance(name, str) and name.strip():
             safe = _SAFE_NAME.sub("_", Path(name.strip()).name).strip("._")
@@ -94,7 +96,7 @@ def _filename(block: dict[str, Any]) -> str | None:
     return None
 
 
-def _check_media(kind: str, data: bytes, mime: str | None) -> None:
+def _check_media(what: str, kind: str, data: bytes, mime: str | None) -> None:
     """Refuse an image that is not one and a recording that does not decode: the same
     check a tool's input would fail later, said now, naming the block."""
     if kind == "image":
@@ -103,19 +105,19 @@ def _check_media(kind: str, data: bytes, mime: str | None) -> None:
         try:
             with Image.open(io.BytesIO(data)) as image:
                 image.verify()
-        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-            raise ArgumentError(f"the image block ({mime or 'no type given'}, {len(data)} "
-                                f"bytes) is not an image that can be read: {exc}; send a "
-                                "PNG, JPEG, GIF, WebP or BMP") from None
+        except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
+            raise ArgumentError(f"{what} ({mime or 'no type given'}, {len(data)} bytes) is "
+                                "not an image that can be read: send a PNG, JPEG, GIF, WebP "
+                                "or BMP") from None
     elif kind == "audio" and (mime or "").split(";")[0] in (
             "audio/wav", "audio/x-wav", "audio/wave", "audio/flac", "audio/ogg"):
         import soundfile
 
         try:
             soundfile.info(io.BytesIO(data))
-        except (RuntimeError, soundfile.LibsndfileError) as exc:
-            raise ArgumentError(f"the audio block ({mime}, {len(data)} bytes) is not a "
-                                f"recording that can be read: {exc}") from None
+        except (RuntimeError, soundfile.LibsndfileError):
+            raise ArgumentError(f"{what} ({mime}, {len(data)} bytes) is not a recording "
+                                "that can be read: send a WAV, FLAC, OGG or MP3") from None
 
 
 def _suffix(mime: str | None, name: str | None, kind: str) -> str:
@@ -167,7 +169,7 @@ def message_inputs(content: Any, store: ArtifactStore, max_bytes: int) -> list[s
                                 "(the max_file_mb setting)")
         if kind == "file" and mime and mime.split("/")[0] in MEDIA_KINDS:
             kind = mime.split("/")[0]
-        _check_media(kind, raw, mime)
+        _check_media(what, kind, raw, mime)
         name = _filename(block)
         files.append(store.put_upload(raw, name or "", _suffix(mime, name, kind)))
     return files

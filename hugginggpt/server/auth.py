@@ -82,8 +82,10 @@ def _header(headers: dict[Any, Any], name: bytes) -> str | None:
 
 def _loopback(scope: dict[str, Any]) -> bool:
     client = scope.get("client")
+    if not client:
+        return False
     try:
-        return bool(client) and ipaddress.ip_address(client[0]).is_loopback
+        return ipaddress.ip_address(client[0]).is_loopback
     except ValueError:
         return False
 

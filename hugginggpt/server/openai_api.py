@@ -179,7 +179,7 @@ async def chat_completions(request: Request) -> Response:
     if not messages or messages[-1]["type"] != "human":
         return _error(400, "the last message must be the user's request", code="messages")
 
-    graph_input = {"messages": messages}
+    graph_input: dict[str, Any] = {"messages": messages}
     completion_id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
     headers = {"X-Thread-Id": thread_id}
     created = int(time.time())
@@ -234,7 +234,7 @@ async def _stream(client: Any, thread_id: str, assistant_id: str, graph_input: A
         failure = str(exc)
     if failure is not None:
         message = failure.get("message") if isinstance(failure, dict) else failure
-        text, urls = f"The run failed: {message}", []
+        text, urls = f"The run failed: {message}", list[str]()
     else:
         text, urls = reply_content(values, request)
     for start in range(0, len(text), _CHUNK_CHARS):
