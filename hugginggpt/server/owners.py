@@ -20,8 +20,8 @@ def identity(request: Request) -> str | None:
 
 
 async def owned_thread(request: Request, thread_id: str) -> dict[str, Any] | None:
-    """The thread, when the caller owns it (a thread with no owner, made by Studio
-    through its local scheme, belongs to every caller of an open dev server)."""
+    """The thread, when the caller owns it (a thread with no owner, made before the
+    server had its auth handler, belongs to every caller of an open dev server)."""
     from langgraph_sdk import get_client
     from langgraph_sdk.errors import NotFoundError
 
