@@ -55,7 +55,8 @@ def _turns(messages: list[AnyMessage]) -> list[ChatTurn]:
 
 def message_turn(state: State, context: Context) -> dict[str, Any] | None:
     """The update that makes the pending human message this run's request: its text,
-    its uploads stored in the thread's artifact store as the files, and the earlier
+    its uploads stored in the thread's artifact store as the files (the message keeps
+    links to them instead of their bytes), and the earlier
     messages as the history when the thread has none yet (a client that sends the whole
     conversation at once). None when the run was given a request instead.
 
@@ -65,10 +66,12 @@ def message_turn(state: State, context: Context) -> dict[str, Any] | None:
     message = pending_message(state)
     if message is None:
         return None
-    store = ArtifactStore(context.workspace, thread_id())
-    files = message_inputs(message.content, store, int(context.max_file_mb * 2**20))
+    store = ArtifactStore(context.workspace, thread_id(), context.artifact_url)
+    files, content = message_inputs(message.content, store, int(context.max_file_mb * 2**20))
     update: dict[str, Any] = {"request": message_text(message.content), "files": files,
                               "message_id": message.id}
+    if files:  # the same message (by id), its uploads now links to the stored files
+        update["messages"] = [HumanMessage(content=content, id=message.id)]
     if not state.history:
         update["history"] = _turns(state.messages[:-1])
     return update

@@ -60,7 +60,7 @@ def test_every_accepted_block_form_is_stored_or_passed_on(tmp_path: Path):
         {"type": "image", "url": "https://example.org/cat.jpg"},
         {"type": "text", "text": "and transcribe this"},
     ]
-    files = message_inputs(content, store, 10 * MB)
+    files, kept = message_inputs(content, store, 10 * MB)
     assert message_text(content) == "Caption these\nand transcribe this"
     named, blue, same, audio, url = files
     assert Path(named).name == "holiday_photo.png"  # its own name, made safe
@@ -71,6 +71,15 @@ def test_every_accepted_block_form_is_stored_or_passed_on(tmp_path: Path):
     assert url == "https://example.org/cat.jpg"
     for path in (named, blue, same, audio):
         assert Path(path).is_relative_to(store.folder / "uploads")
+    # the content kept in the conversation links the stored files instead of their bytes
+    assert kept[0] == content[0] and kept[5:] == content[5:]
+    assert kept[1] == {"type": "image", "url": Path(named).as_uri(), "mime_type": "image/png",
+                       "extras": {"filename": "holiday_photo.png"}}
+    assert [b["url"] for b in kept[2:5]] == [Path(p).as_uri() for p in (blue, same, audio)]
+    assert kept[4]["type"] == "audio" and kept[4]["mime_type"] == "audio/wav"
+    served = ArtifactStore(tmp_path, "t-1", url="https://host/artifacts")
+    assert served.link(named) == \
+        f"https://host/artifacts/t-1/uploads/{Path(named).parent.name}/holiday_photo.png"
 
 
 @pytest.mark.parametrize(("block", "message"), [
@@ -122,7 +131,11 @@ def test_a_chat_turn_runs_the_message_and_answers_with_the_outputs(chat, tmp_pat
         {"type": "text", "text": "Caption this photo, then draw a picture of the caption"},
         {"type": "image", "base64": _b64(png), "mime_type": "image/png"}])]})
     assert out["status"] == "completed"
-    assert Path(out["plan"][0].args["image"]).read_bytes() == png
+    upload = Path(out["plan"][0].args["image"])
+    assert upload.read_bytes() == png
+    asked = out["messages"][0]  # kept with a link to the upload, not its bytes
+    assert asked.content[1]["url"] == upload.as_uri() and "base64" not in asked.content[1]
+    assert _b64(png) not in str(out["messages"])
     reply = out["messages"][-1]
     assert isinstance(reply, AIMessage)
     assert reply.content[0] == {"type": "text", "text": out["response"]}

@@ -85,6 +85,12 @@ def test_a_message_with_an_image_is_answered_with_an_image_only_its_owner_downlo
     stored = Path(caption["args"]["image"])
     assert stored.name == "boat.png" and stored.read_bytes() == png
     assert stored.is_relative_to(server.folder / "ws" / "artifacts" / thread_id)
+    [upload] = [b for b in out["messages"][0]["content"] if b["type"] == "image"]
+    assert "base64" not in upload  # the checkpoints keep a link, not the bytes
+    assert upload["url"] == f"/artifacts/{thread_id}/uploads/{stored.parent.name}/boat.png"
+    sent = httpx.get(server.url + upload["url"], headers={"x-api-key": ALICE})
+    assert sent.status_code == 200 and sent.content == png
+    assert httpx.get(server.url + upload["url"], headers={"x-api-key": BOB}).status_code == 404
 
     reply = out["messages"][-1]
     text = next(b["text"] for b in reply["content"] if b["type"] == "text")

@@ -114,6 +114,14 @@ class ArtifactStore:
             os.replace(partial, target)
         return str(target)
 
+    def link(self, path: str | Path) -> str:
+        """Where a file of this store can be downloaded: its served URL when the store
+        has one, else the file's own ``file://`` URL."""
+        real = Path(path).resolve()
+        if self.url and real.is_relative_to(self.folder):
+            return f"{self.url}/{real.relative_to(self.folder).as_posix()}"
+        return real.as_uri()
+
     def put_json(self, obj: Any, kind: str, **extra: Any) -> dict[str, Any]:
         return self.put_bytes(json.dumps(obj).encode(), kind, ".json", **extra)
 

@@ -129,11 +129,14 @@ def _suffix(mime: str | None, name: str | None, kind: str) -> str:
     return {"image": ".png", "audio": ".wav", "video": ".mp4"}.get(kind, ".bin")
 
 
-def message_inputs(content: Any, store: ArtifactStore, max_bytes: int) -> list[str]:
+def message_inputs(content: Any, store: ArtifactStore, max_bytes: int
+                   ) -> tuple[list[str], list[Any]]:
     """The files a message's content blocks carry, as ``files`` of a run: an uploaded
     file stored in the thread's artifact store (its absolute path, under the file's own
     name when the block gives one, so the request can name it), a URL as it is (fetched,
-    and checked, as URL inputs are).
+    and checked, as URL inputs are). And the content with each upload replaced by a
+    block that links the stored file (:meth:`ArtifactStore.link`), so the conversation
+    in the checkpoints holds references, not the bytes.
 
     Raises:
         ArgumentError: a block that cannot be used (not base64, larger than
@@ -141,7 +144,9 @@ def message_inputs(content: Any, store: ArtifactStore, max_bytes: int) -> list[s
             the block and what to send instead.
     """
     files: list[str] = []
+    kept: list[Any] = []
     for number, block in enumerate(_blocks(content), 1):
+        kept.append(block)
         if not isinstance(block, dict) or (found := _source(block)) is None:
             continue
         kind, data, url, mime = found
@@ -171,8 +176,11 @@ def message_inputs(content: Any, store: ArtifactStore, max_bytes: int) -> list[s
             kind = mime.split("/")[0]
         _check_media(what, kind, raw, mime)
         name = _filename(block)
-        files.append(store.put_upload(raw, name or "", _suffix(mime, name, kind)))
-    return files
+        path = store.put_upload(raw, name or "", _suffix(mime, name, kind))
+        files.append(path)
+        kept[-1] = {"type": kind, "url": store.link(path), "mime_type": mime or _mime(path),
+                    "extras": {"filename": Path(path).name}}
+    return files, kept
 
 
 def _mime(path: str) -> str:

@@ -1,8 +1,9 @@
 """The HTTP routes the LangGraph server mounts beside its own (``http.app`` in
 ``langgraph.json``, with the server's auth applied to them):
 
-- ``GET /artifacts/{thread_id}/{file}``: a run's output file, streamed with its content
-  type, to the thread's owner only (anyone else gets 404, as for the thread itself);
+- ``GET /artifacts/{thread_id}/{file}``: a run's output file (or a file uploaded to the
+  thread, ``uploads/<id>/<name>``), streamed with its content type, to the thread's owner
+  only (anyone else gets 404, as for the thread itself);
 - ``POST /v1/chat/completions`` and ``GET /v1/models``: the OpenAI chat API over the
   graph (:mod:`hugginggpt.server.openai_api`).
 
@@ -29,7 +30,9 @@ from hugginggpt.tools.artifacts import thread_folder
 
 __all__ = ["app"]
 
-_ARTIFACT = re.compile(r"[0-9a-f]{16}\.[A-Za-z0-9]{1,10}")
+_ARTIFACT = re.compile(r"[0-9a-f]{16}\.[A-Za-z0-9]{1,10}"
+                       r"|uploads/[0-9a-f]{16}/[\w+-][\w.+-]{0,119}")
+"""An output (its content id and suffix), or an upload (``uploads/<content id>/<name>``)."""
 
 
 def _not_found(what: str) -> JSONResponse:
@@ -44,9 +47,9 @@ async def artifact(request: Request) -> Response:
         return _not_found("artifact")
     if await owned_thread(request, thread_id) is None:
         return _not_found("thread")
-    workspace = Path(ServedContext().workspace).resolve()
-    path = workspace / "artifacts" / thread_folder(thread_id) / name
-    if not path.is_file():
+    folder = Path(ServedContext().workspace).resolve() / "artifacts" / thread_folder(thread_id)
+    path = folder / name
+    if not path.is_file() or not path.resolve().is_relative_to(folder.resolve()):
         return _not_found("artifact")
     media_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
     return FileResponse(path, media_type=media_type,
@@ -54,7 +57,7 @@ async def artifact(request: Request) -> Response:
 
 
 app = Starlette(routes=[
-    Route("/artifacts/{thread_id}/{name}", artifact, methods=["GET"]),
+    Route("/artifacts/{thread_id}/{name:path}", artifact, methods=["GET"]),
     Route("/v1/models", openai_api.models, methods=["GET"]),
     Route("/v1/chat/completions", openai_api.chat_completions, methods=["POST"]),
 ])
