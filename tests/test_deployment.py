@@ -20,6 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "langgraph.json"
+GPU_CONFIG = ROOT / "langgraph.gpu.json"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 CUDA_INDEX = "https://download.pytorch.org/whl/cu126"
 
@@ -32,14 +33,22 @@ def _langgraph() -> str:
     return exe
 
 
-@pytest.fixture(scope="module")
-def dockerfile(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("dockerfile") / "Dockerfile"
+def _write_dockerfile(config: Path, out: Path) -> str:
     env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "1"}
-    done = subprocess.run([_langgraph(), "dockerfile", "-c", str(CONFIG), str(out)],
+    done = subprocess.run([_langgraph(), "dockerfile", "-c", str(config), str(out)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     return out.read_text()
+
+
+@pytest.fixture(scope="module")
+def dockerfile(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _write_dockerfile(CONFIG, tmp_path_factory.mktemp("cpu") / "Dockerfile")
+
+
+@pytest.fixture(scope="module")
+def gpu_dockerfile(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _write_dockerfile(GPU_CONFIG, tmp_path_factory.mktemp("gpu") / "Dockerfile")
 
 
 def _config() -> dict[str, Any]:
@@ -67,43 +76,72 @@ def _lines(dockerfile: str) -> list[str]:
     return [x.strip() for x in dockerfile.splitlines()]
 
 
-def test_torch_is_the_cpu_build_from_pytorchs_index_before_the_project(dockerfile: str):
-    lines = _lines(dockerfile)
-    args = [x for x in lines if x.startswith("ARG TORCH_INDEX=")]
-    assert args == [f"ARG TORCH_INDEX={CPU_INDEX}"], args
-    [torch] = [x for x in lines if x.startswith("RUN") and "torch==" in x]
-    # the pinned version of pyproject.toml, from the index the build argument names
-    assert f"torch=={_torch_pin()}" in torch.split(), torch
-    assert '--index-url "$TORCH_INDEX"' in torch, torch
-    # installed before the project, so the project's torch==X pin is already satisfied
-    # by the CPU build instead of pulling the CUDA-linked one from the package index
-    project = next(i for i, x in enumerate(lines) if x.startswith("RUN for dep in /deps/*"))
-    assert lines.index(torch) < project
-    # nothing of this machine's pip setup (its wheel folder, its local index) is used
-    assert "/opt/wheels" not in dockerfile and "file://" not in dockerfile
-
-
-def test_the_cuda_variant_is_the_documented_build_argument(dockerfile: str):
-    readme = (ROOT / "README.md").read_text()
-    deploying = readme[readme.index("## Deploying"):]
-    deploying = deploying[:deploying.index("\n## ", 1)]
-    assert f"--build-arg TORCH_INDEX={CUDA_INDEX}" in deploying
-    # the argument the README names is the one the torch install reads
-    assert "ARG TORCH_INDEX=" in dockerfile and '"$TORCH_INDEX"' in dockerfile
-    assert CUDA_INDEX in " ".join(_config()["dockerfile_lines"])  # said where it is set
-
-
-def test_hf_cache_and_workspace_are_volumes_of_the_image(
-        dockerfile: str, monkeypatch: pytest.MonkeyPatch):
+def _plain_env(dockerfile: str) -> dict[str, str]:
+    """The image's ``ENV A=x B=y`` settings (not the CLI's quoted JSON ones)."""
     env: dict[str, str] = {}
-    volumes: list[str] = []
     for line in _lines(dockerfile):
         if line.startswith("ENV ") and "='" not in line:
             for pair in line.removeprefix("ENV ").split():
                 key, _, value = pair.partition("=")
                 env[key] = value
-        if line.startswith("VOLUME "):
-            volumes += json.loads(line.removeprefix("VOLUME "))
+    return env
+
+
+def _torch_line(dockerfile: str) -> tuple[int, str]:
+    lines = _lines(dockerfile)
+    [(at, torch)] = [(i, x) for i, x in enumerate(lines) if x.startswith("RUN") and "torch==" in x]
+    # installed before the project, so the project's torch==X pin is already satisfied
+    # by this build instead of pulling the CUDA-linked one from the package index
+    project = next(i for i, x in enumerate(lines) if x.startswith("RUN for dep in /deps/*"))
+    assert at < project
+    # the pinned version of pyproject.toml
+    assert f"torch=={_torch_pin()}" in torch.split(), torch
+    # nothing of this machine's pip setup (its wheel folder, its local index) is used
+    assert "/opt/wheels" not in dockerfile and "file://" not in dockerfile
+    return at, torch
+
+
+def test_torch_is_the_cpu_build_from_pytorchs_index_before_the_project(dockerfile: str):
+    _, torch = _torch_line(dockerfile)
+    assert f"--index-url {CPU_INDEX} " in torch, torch
+    assert "download.pytorch.org/whl/cu" not in dockerfile
+
+
+def test_the_gpu_variant_is_langgraph_json_with_the_cuda_index(
+        dockerfile: str, gpu_dockerfile: str):
+    _, torch = _torch_line(gpu_dockerfile)
+    assert f"--index-url {CUDA_INDEX} " in torch, torch
+    assert CPU_INDEX not in gpu_dockerfile
+    # everything else is the same: the two configurations must not drift apart (a new
+    # entry of langgraph.json, such as auth or http, belongs in langgraph.gpu.json too)
+    cpu, gpu = _config(), json.loads(GPU_CONFIG.read_text())
+    cpu_lines, gpu_lines = cpu.pop("dockerfile_lines"), gpu.pop("dockerfile_lines")
+    assert gpu == cpu, "langgraph.gpu.json must be langgraph.json with the CUDA torch index"
+    differ = [(a, b) for a, b in zip(cpu_lines, gpu_lines, strict=True) if a != b]
+    assert [b.replace(CUDA_INDEX, CPU_INDEX) for a, b in differ if a.startswith("RUN")] == \
+        [a for a, b in differ if a.startswith("RUN")]
+    assert all(a.startswith("#") for a, b in differ if not a.startswith("RUN")), differ
+    assert _lines(gpu_dockerfile).index(torch) == _torch_line(dockerfile)[0]
+    readme = (ROOT / "README.md").read_text()
+    deploying = readme[readme.index("## Deploying"):]
+    deploying = deploying[:deploying.index("\n## ", 1)]
+    assert "-c langgraph.gpu.json" in deploying
+
+
+def test_dockerfile_lines_survive_langgraph_up():
+    # `langgraph up` puts the Dockerfile inline in a Compose file, where Compose replaces
+    # $NAME with the caller's environment (the CLI escapes only its own $dep): a $ in a
+    # line would build something else under `up` than under `build`
+    for config in (CONFIG, GPU_CONFIG):
+        for line in json.loads(config.read_text())["dockerfile_lines"]:
+            assert "$" not in line, f"{config.name}: {line}"
+
+
+def test_hf_cache_and_workspace_are_volumes_of_the_image(
+        dockerfile: str, monkeypatch: pytest.MonkeyPatch):
+    env = _plain_env(dockerfile)
+    volumes = [v for x in _lines(dockerfile) if x.startswith("VOLUME ")
+               for v in json.loads(x.removeprefix("VOLUME "))]
     assert env.get("HF_HOME", "").startswith("/"), env
     assert env.get("HUGGINGGPT_WORKSPACE", "").startswith("/"), env
     assert env["HF_HOME"] in volumes and env["HUGGINGGPT_WORKSPACE"] in volumes, volumes
@@ -162,7 +200,7 @@ def test_the_build_context_is_what_a_clone_holds(dockerfile: str):
     assert f"ADD . /deps/{ROOT.name}" in dockerfile
     ignore = [x.strip() for x in (ROOT / ".dockerignore").read_text().splitlines()
               if x.strip() and not x.startswith("#")]
-    for name in (".git", ".env"):
+    for name in (".git", "**/.env"):
         assert name in ignore, ignore
     for pattern in (ROOT / ".gitignore").read_text().splitlines():
         pattern = pattern.strip().rstrip("/")
@@ -210,3 +248,29 @@ def test_system_libraries_opencv_loads_are_installed(dockerfile: str):
     for lib in sorted(system):
         assert packages[lib] in apt.split(), f"{lib} ({packages[lib]}) is not installed: {apt}"
     assert _config().get("image_distro") == "debian"  # apt-get is Debian's
+
+
+def test_the_compose_file_runs_replicas_on_the_shared_volumes(dockerfile: str):
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
+    services = compose["services"]
+    api = services["api"]
+    assert api["deploy"]["replicas"] >= 2
+    # the server's scale-out engine: one Redis and one PostgreSQL for every replica
+    assert api["environment"]["REDIS_URI"].startswith("redis://redis:")
+    assert "@postgres:5432/" in api["environment"]["DATABASE_URI"]
+    assert {"redis", "postgres"} <= set(api["depends_on"])
+    # every replica mounts the image's cache and workspace from the same named volumes
+    env = _plain_env(dockerfile)
+    mounts = dict(reversed(v.split(":")[:2]) for v in api["volumes"])
+    assert mounts.get(env["HF_HOME"]) in compose["volumes"], (mounts, env)
+    assert mounts.get(env["HUGGINGGPT_WORKSPACE"]) in compose["volumes"], (mounts, env)
+    # the image README's build command makes
+    readme = (ROOT / "README.md").read_text()
+    tag = re.search(r"langgraph build -t (\S+)", readme[readme.index("## Deploying"):])
+    assert tag is not None and api["image"] in (tag.group(1), f"${{HUGGINGGPT_IMAGE:-{tag.group(1)}}}")
+    # the load balancer reaches the api service's port and passes streams unbuffered
+    nginx = (ROOT / "deploy" / "nginx.conf").read_text()
+    assert "server api:8000;" in nginx and "proxy_buffering off;" in nginx
+    assert services["lb"]["volumes"] == ["./nginx.conf:/etc/nginx/conf.d/default.conf:ro"]
