@@ -128,13 +128,14 @@ def test_the_gpu_variant_is_langgraph_json_with_the_cuda_index(
     assert "-c langgraph.gpu.json" in deploying
 
 
-def test_dockerfile_lines_survive_langgraph_up():
+def test_dockerfile_lines_survive_langgraph_up(dockerfile: str, gpu_dockerfile: str):
     # `langgraph up` puts the Dockerfile inline in a Compose file, where Compose replaces
     # $NAME with the caller's environment (the CLI escapes only its own $dep): a $ in a
-    # line would build something else under `up` than under `build`
-    for config in (CONFIG, GPU_CONFIG):
-        for line in json.loads(config.read_text())["dockerfile_lines"]:
-            assert "$" not in line, f"{config.name}: {line}"
+    # line of langgraph.json (dockerfile_lines, the description, auth, http) would build
+    # something else under `up` than under `build`
+    for text in (dockerfile, gpu_dockerfile):
+        stray = [x for x in text.splitlines() if "$" in x.replace("$dep", "")]
+        assert not stray, stray
 
 
 def test_hf_cache_and_workspace_are_volumes_of_the_image(
@@ -274,3 +275,31 @@ def test_the_compose_file_runs_replicas_on_the_shared_volumes(dockerfile: str):
     nginx = (ROOT / "deploy" / "nginx.conf").read_text()
     assert "server api:8000;" in nginx and "proxy_buffering off;" in nginx
     assert services["lb"]["volumes"] == ["./nginx.conf:/etc/nginx/conf.d/default.conf:ro"]
+
+
+def _gpu_request(service: dict[str, Any]) -> list[dict[str, Any]]:
+    return service["deploy"]["resources"]["reservations"]["devices"]
+
+
+def test_the_gpu_overrides_name_the_services_they_extend():
+    import yaml
+    from langgraph_cli.docker import DockerCapabilities, compose_as_dict
+    from packaging.version import Version
+
+    # langgraph up's compose file, as the CLI builds it: its server service's name
+    up = compose_as_dict(DockerCapabilities(Version("28.0.0"), Version("2.30.0"), True),
+                         port=8123)
+    override = yaml.safe_load((ROOT / "deploy" / "up.gpu.yaml").read_text())["services"]
+    assert set(override) == {"langgraph-api"} <= set(up["services"])
+    [device] = _gpu_request(override["langgraph-api"])
+    assert device["capabilities"] == ["gpu"] and device["driver"] == "nvidia"
+    # deploy/compose.yaml's replicas, with the image langgraph.gpu.json builds
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())["services"]
+    gpu = yaml.safe_load((ROOT / "deploy" / "compose.gpu.yaml").read_text())["services"]
+    assert set(gpu) == {"api"} <= set(compose)
+    [device] = _gpu_request(gpu["api"])
+    assert device["capabilities"] == ["gpu"]
+    readme = (ROOT / "README.md").read_text()
+    tag = re.search(r"-c langgraph\.gpu\.json -t (\S+)", readme)
+    assert tag is not None and gpu["api"]["image"] == f"${{HUGGINGGPT_IMAGE:-{tag.group(1)}}}"
+    assert "-c langgraph.gpu.json -d deploy/up.gpu.yaml" in readme
