@@ -123,7 +123,8 @@ def test_the_msgpack_allowlist_in_langgraph_json_is_the_state_types():
     declared = json.loads((ROOT / "langgraph.json").read_text())
     allowed = declared["checkpointer"]["serde"]["allowed_msgpack_modules"]
     assert sorted(map(tuple, allowed)) == sorted((t.__module__, t.__name__) for t in STATE_TYPES)
-    assert declared["graphs"]["hugginggpt"] == "hugginggpt.graph.builder:graph"
+    # an object since the graph carries its description (for /mcp and A2A)
+    assert declared["graphs"]["hugginggpt"]["path"] == "hugginggpt.graph.builder:graph"
 
 
 def test_logging_works_after_importing_the_graph_and_secrets_are_filtered(monkeypatch, caplog):
