@@ -72,7 +72,8 @@ def test_mcp_tools_list_describes_the_graph(server: DevServer):
     assert schema["type"] == "object"
     # a request, or chat messages (so neither is required on its own)
     assert schema["properties"]["request"]["type"] == "string"
-    assert schema["properties"]["messages"]["type"] == "array"
+    # the server offers the chat channel to MCP clients as one user message (text)
+    assert schema["properties"]["messages"]["type"] == "string"
     assert not {"request", "messages"} & set(schema.get("required", []))
     assert schema["properties"]["files"]["type"] == "array"
     # every input the description names is one the tool takes
