@@ -255,6 +255,18 @@ def test_the_openai_client_streams_an_answer_and_goes_on_with_the_thread(server:
     with pytest.raises(AuthenticationError):
         OpenAI(base_url=f"{server.url}/v1", api_key="wrong-key-0123456789",
                max_retries=0).models.list()
+    # on the wire: the stages as SSE comments (clients skip them) before the answer
+    with httpx.stream("POST", f"{server.url}/v1/chat/completions", timeout=120,
+                      headers={"Authorization": f"Bearer {ALICE}"},
+                      json={"model": "hugginggpt", "stream": True, "messages": [
+                          {"role": "user", "content": "Draw a lighthouse"}]}) as wire:
+        assert wire.headers["content-type"].startswith("text/event-stream")
+        lines = [line for line in wire.iter_lines() if line]
+    assert ": plan start" in lines and ": respond start" in lines
+    answer = next((i for i, line in enumerate(lines) if '"delta": {"content": "' in line
+                   and '"content": ""' not in line), None)
+    assert answer is not None and lines.index(": respond start") < answer, lines
+    assert lines[-1] == "data: [DONE]"
     bad = httpx.post(f"{server.url}/v1/chat/completions", headers={"x-api-key": ALICE},
                      content=json.dumps({"model": "hugginggpt", "messages": []}))
     assert bad.status_code == 400 and "messages" in bad.json()["error"]["message"]

@@ -207,6 +207,12 @@ async def chat_completions(request: Request) -> Response:
     }, headers=headers)
 
 
+def _progress(event: dict[str, Any]) -> str:
+    words = [str(event.get(key)) for key in ("stage", "task", "id", "event", "status")
+             if event.get(key) is not None]
+    return " ".join(words).replace("\n", " ")[:200] or "progress"
+
+
 def _chunk(completion_id: str, model: str, created: int, delta: dict[str, Any],
            finish: str | None = None, **extra: Any) -> str:
     payload = {"id": completion_id, "object": "chat.completion.chunk", "created": created,
@@ -219,15 +225,21 @@ async def _stream(client: Any, thread_id: str, assistant_id: str, graph_input: A
                   request: Request, completion_id: str, model: str, created: int,
                   metadata: dict[str, str]) -> AsyncIterator[str]:
     """The run's answer as chunks: the role at once, the text when the run ends (the
-    graph writes its answer in one piece), then the end."""
+    graph writes its answer in one piece), then the end. In between, each stage and
+    subtask event is an SSE comment line (``: plan start``), which OpenAI clients skip
+    and which keeps proxies from closing a long run's connection."""
     yield _chunk(completion_id, model, created, {"role": "assistant", "content": ""})
     values: dict[str, Any] = {}
     failure = None
     try:
         async for part in client.runs.stream(thread_id, assistant_id, input=graph_input,
-                                             stream_mode="values", metadata=metadata):
+                                             stream_mode=["values", "custom"],
+                                             metadata=metadata):
             if part.event == "values" and isinstance(part.data, dict):
                 values = part.data
+            elif part.event == "custom" and isinstance(part.data, dict):
+                # progress as an SSE comment: clients skip it, the connection stays alive
+                yield f": {_progress(part.data)}\n\n"
             elif part.event == "error":
                 failure = part.data
     except Exception as exc:  # the connection to the run broke
