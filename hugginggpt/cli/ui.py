@@ -26,9 +26,10 @@ def add_parser(sub: Any) -> None:
     ui.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default 127.0.0.1: this machine only)")
     ui.add_argument("--port", type=int, default=7860, help="port (default 7860)")
-    ui.add_argument("--approval", choices=["never", "plan", "risky"], default="never",
-                    help="the approval policy preselected for new runs (the page can "
-                         "change it per run)")
+    ui.add_argument("--approval", choices=["never", "plan", "risky"],
+                    help="the approval policy preselected for new runs (default: the "
+                         "approval setting, HUGGINGGPT_APPROVAL, else never); the page "
+                         "can change it per run")
     ui.add_argument("--server", metavar="URL",
                     help="run on this LangGraph server (langgraph dev / up) instead of "
                          "in this process")
@@ -71,5 +72,6 @@ def _ui(args: argparse.Namespace) -> int:
             if args.server else EmbeddedRunner(context, args.checkpoint_url))
     except UIError as exc:
         raise UsageError(str(exc)) from None
-    launch(runner, host=args.host, port=args.port, approval=args.approval)
+    launch(runner, host=args.host, port=args.port,
+           approval=args.approval or context.approval)
     return 0

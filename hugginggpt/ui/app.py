@@ -32,7 +32,7 @@ from hugginggpt.ui.plan_picture import plan_svg
 from hugginggpt.ui.runners import OnEvent, Runner, UIError, stage_uploads
 from hugginggpt.ui.view import RunView, text_outputs
 
-__all__ = ["build_app", "launch", "AUDIO_SLOTS", "APPROVALS"]
+__all__ = ["build_app", "launch", "serve", "AUDIO_SLOTS", "APPROVALS"]
 
 log = logging.getLogger(__name__)
 
@@ -259,7 +259,7 @@ def build_app(runner: Runner, *, approval: str = "never", title: str = "HuggingG
                 return
             view = RunView(thread_id, request=text)
             async for shown in _drive(view, lambda on_event: runner.start(
-                    thread_id, text, staged, chosen if chosen != "never" else None, on_event)):
+                    thread_id, text, staged, chosen, on_event)):
                 yield _outputs(shown)
 
         async def on_decide(action: str, current: str, why: str, edited: str
@@ -349,12 +349,18 @@ def _who() -> str:
 
 def launch(runner: Runner, *, host: str = "127.0.0.1", port: int = 7860,
            approval: str = "never") -> None:
-    """Serve the page until interrupted, with the workspace's files (the outputs)
-    servable and a theme of system fonts (nothing from the internet)."""
-    demo = build_app(runner, approval=approval)
+    """Build the page over ``runner`` and serve it until interrupted (see :func:`serve`)."""
+    serve(build_app(runner, approval=approval), runner, host=host, port=port)
+
+
+def serve(demo: gr.Blocks, runner: Runner, *, host: str = "127.0.0.1", port: int = 7860) -> None:
+    """Serve ``demo`` until interrupted: the outputs servable (the workspace's artifacts
+    and the files downloaded from a server, never its checkpoints or uploads), a theme
+    of system fonts and no share link (nothing from or to the internet)."""
+    outputs = [str(runner.workspace / "artifacts"), str(runner.workspace / "ui-downloads")]
     demo.queue(default_concurrency_limit=4)
     demo.launch(server_name=host, server_port=port, share=False, show_error=False,
-                allowed_paths=[str(runner.workspace)], css=_CSS,
+                allowed_paths=outputs, css=_CSS,
                 theme=gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
                                         font_mono=["ui-monospace", "monospace"]),
                 footer_links=[])

@@ -328,7 +328,7 @@ class ServerRunner:
         if not request.strip():
             raise UIError("the request is empty: say what you want done")
         context = {"approval": approval} if approval else None
-        # Paths: a server on this machine reads attached files; a remote one needs them
+        # paths: a server on this machine reads attached files; a remote one needs them
         # sent as content (the messages channel).
         return await self._stream(thread_id, on_event, context=context,
                                   input={"request": request, "files": [str(p) for p in files]})
