@@ -169,6 +169,11 @@ def test_the_embedded_runner_says_what_is_wrong(tmp_path):
     assert finished.status == "completed"
     with pytest.raises(UIError, match="is not waiting for an approval"):
         asyncio.run(runner.resume("t2", {"action": "approve"}, lambda *e: None))
+    # a follow-up on the same thread is a new turn of it
+    again = asyncio.run(runner.start("t2", "and once more", [], "never", lambda *e: None))
+    assert (again.thread_id, again.request, again.status) == ("t2", "and once more",
+                                                              "completed")
+    assert [t.thread_id for t in asyncio.run(runner.threads())] == ["t2"]
     assert asyncio.run(EmbeddedRunner(_dry(tmp_path / "empty")).threads()) == []
 
 
@@ -210,9 +215,7 @@ def test_an_unreachable_server_is_said_in_words():
 
     runner = ServerRunner(f"http://127.0.0.1:{_free_port()}", api_key="k")
     assert runner.headers == {"x-api-key": "k"}
-    with pytest.raises(UIError, match="cannot reach the server"):
-        asyncio.run(runner.new_thread())
-    with pytest.raises(UIError, match="cannot reach the server"):
+    with pytest.raises(UIError, match="cannot reach the server"):  # after the SDK's retries
         asyncio.run(runner.threads())
 
 

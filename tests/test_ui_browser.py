@@ -9,6 +9,7 @@ where no browser can be installed.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -32,6 +33,7 @@ BROWSER_ARGS = [
 READ_AND_JUDGE = ("Read the text in this image and tell me whether it sounds positive or "
                   "negative")
 PICTURE_TEXT = "I love this sunny day"
+SIMILAR = "How similar are 'a cat sat on the mat' and 'a kitten lay on the rug'?"
 RUN_S = 120_000
 """Milliseconds a run may take on the page (the first one loads the OCR engine)."""
 
@@ -202,11 +204,7 @@ def test_a_read_aloud_request_plays_a_wav(page: Any):
 
 
 def test_a_plan_waits_for_approval_then_runs(page: Any):
-    page.click("#approval-policy label:has-text('plan')")
-    page.fill("#request textarea", "How similar are 'a cat sat on the mat' and 'a kitten "
-                                   "lay on the rug'?")
-    page.click("#run")
-    _status(page, "waiting for your decision")
+    _wait_for_approval(page, SIMILAR)
     box = page.locator("#approve")  # the approval panel's button (the panel is two divs)
     assert box.is_visible()
     assert "Approval needed" in page.inner_text("#approval-text")
@@ -239,3 +237,37 @@ def test_an_empty_request_is_refused_in_words(page: Any):
     page.click("#run")
     _status(page, "the request is empty")
     assert "Traceback" not in page.inner_text("body")
+
+
+def _wait_for_approval(page: Any, request: str) -> None:
+    page.click("#approval-policy label:has-text('plan')")
+    page.fill("#request textarea", request)
+    page.click("#run")
+    _status(page, "waiting for your decision")
+
+
+def test_an_edited_plan_runs_instead_and_a_broken_one_is_shown_back(page: Any):
+    _wait_for_approval(page, SIMILAR)
+    editor = page.locator("#plan-json .cm-content")
+    editor.fill('[{"id": 0, "task": "text-classification"')  # cut short
+    page.click("#edit")
+    _status(page, "the edited plan is not a plan")
+    assert page.locator("#approve").is_visible()  # still waiting: nothing was lost
+    editor.fill(json.dumps([{"id": 0, "task": "text-classification", "dep": [],
+                             "args": {"text": "What a wonderful, happy day"}}]))
+    page.click("#edit")
+    _status(page, "completed")
+    picture = page.locator("#plan-picture svg").text_content()
+    assert "text-classification" in picture and "sentence-similarity" not in picture
+    assert "English" in page.inner_text("#response")  # langdetect ran on the new text
+
+
+def test_a_rejected_plan_ends_with_the_reason(page: Any):
+    _wait_for_approval(page, SIMILAR)
+    page.fill("#reason textarea", "not today")
+    page.click("#reject")
+    _status(page, "aborted")
+    assert "rejected: not today" in page.inner_text("#status")
+    # nothing ran: the planned subtask is skipped
+    assert page.locator("#plan-picture svg g.subtask[data-state='skipped']").count() == 1
+    assert not page.locator("#approve").is_visible()
