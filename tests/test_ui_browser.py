@@ -162,6 +162,9 @@ def test_an_uploaded_picture_is_read_and_judged(page: Any, tmp_path: Path, ui: U
     page.set_input_files("#uploads input[type=file]", str(_picture(tmp_path / "note.png")))
     page.wait_for_selector("#uploads :text('note.png')")
     page.click("#run")
+    # live: the page shows the plan's subtasks while they run (OCR loads its engine)
+    page.wait_for_selector("#progress tr[data-state='running']", timeout=RUN_S)
+    assert page.locator("#plan-picture svg g.subtask[data-state='running']").count() == 1
     _status(page, "completed")
     answer = page.inner_text("#response")
     assert PICTURE_TEXT in answer and "positive" in answer.lower(), answer
