@@ -133,10 +133,9 @@ def _files_text(view: RunView, shown: set[Path]) -> str:
     return ("**Other outputs**\n" + "\n".join(lines)) if lines else ""
 
 
-def _outputs(view: RunView | None) -> list[Any]:
-    """The values of the output components (see ``Page.outputs``), in that order."""
-    if view is None:
-        return [gr.update()] * (11 + AUDIO_SLOTS)
+def _outputs(view: RunView) -> list[Any]:
+    """The values of the output components (``outputs`` in :func:`build_app`), in that
+    order."""
     pending = view.approval if view.status == "waiting" else None
     images = [str(a.path) for a in view.artifacts if a.kind == "image" and a.path]
     audio = [a.path for a in view.artifacts if a.kind == "audio" and a.path][:AUDIO_SLOTS]
@@ -244,18 +243,22 @@ def build_app(runner: Runner, *, approval: str = "never", title: str = "HuggingG
         outputs = [thread, status, plan_picture, progress, response, steps, gallery, files,
                    approval_box, approval_text, plan_code, *players]
 
+        def said(message: str) -> list[Any]:
+            """Outputs that only say what is wrong: the rest of the page stays as it was
+            (the request, the uploads, an approval still waiting)."""
+            return [gr.update(), f"**Error:** {escape(message)}",
+                    *[gr.update()] * (len(outputs) - 2)]
+
         async def on_run(text: str, uploaded: list[str] | None, chosen: str, again: bool,
                          current: str) -> AsyncIterator[list[Any]]:
             if not text.strip():
-                yield [gr.update(), "**Error:** the request is empty: say what you want "
-                       "done", *[gr.update()] * (len(outputs) - 2)]
+                yield said("the request is empty: say what you want done")
                 return
             try:
                 thread_id = current if again and current else await runner.new_thread()
                 staged = stage_uploads(list(uploaded or []), runner.workspace, thread_id)
             except UIError as exc:
-                yield [gr.update(), f"**Error:** {escape(str(exc))}",
-                       *[gr.update()] * (len(outputs) - 2)]
+                yield said(str(exc))
                 return
             view = RunView(thread_id, request=text)
             async for shown in _drive(view, lambda on_event: runner.start(
@@ -265,8 +268,7 @@ def build_app(runner: Runner, *, approval: str = "never", title: str = "HuggingG
         async def on_decide(action: str, current: str, why: str, edited: str
                             ) -> AsyncIterator[list[Any]]:
             if not current:
-                yield [gr.update(), "**Error:** no open thread",
-                       *[gr.update()] * (len(outputs) - 2)]
+                yield said("no open thread")
                 return
             decision: dict[str, Any] = {"action": action, "who": who}
             if action == "reject":
@@ -275,8 +277,7 @@ def build_app(runner: Runner, *, approval: str = "never", title: str = "HuggingG
                 try:
                     decision["plan"] = plan_from_json(edited or "", "the edited plan")
                 except PlanParseError as exc:
-                    yield [gr.update(), f"**Error:** the edited plan is not a plan: "
-                           f"{escape(str(exc))}", *[gr.update()] * (len(outputs) - 2)]
+                    yield said(f"the edited plan is not a plan: {exc}")
                     return
             view = RunView(current)
             with contextlib.suppress(UIError):  # the run says why, if it cannot go on
@@ -289,8 +290,7 @@ def build_app(runner: Runner, *, approval: str = "never", title: str = "HuggingG
         async def on_resume(choice: str | None, current: str) -> AsyncIterator[list[Any]]:
             thread_id = _thread_of(choice) or current
             if not thread_id:
-                yield [gr.update(), "**Error:** pick a thread first",
-                       *[gr.update()] * (len(outputs) - 2)]
+                yield said("pick a thread first")
                 return
             view = RunView(thread_id)
             async for shown in _drive(view, lambda on_event: runner.resume(
@@ -300,13 +300,11 @@ def build_app(runner: Runner, *, approval: str = "never", title: str = "HuggingG
         async def on_open(choice: str | None) -> list[Any]:
             thread_id = _thread_of(choice)
             if not thread_id:
-                return [gr.update(), "**Error:** pick a thread first",
-                        *[gr.update()] * (len(outputs) - 2)]
+                return said("pick a thread first")
             try:
                 return _outputs(await runner.open(thread_id))
             except UIError as exc:
-                return [gr.update(), f"**Error:** {escape(str(exc))}",
-                        *[gr.update()] * (len(outputs) - 2)]
+                return said(str(exc))
 
         async def on_refresh() -> Any:
             try:

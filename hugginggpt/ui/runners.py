@@ -101,9 +101,8 @@ def stage_uploads(uploads: list[str | Path], workspace: Path, thread_id: str) ->
 
 def view_of_result(result: api.RunResult) -> RunView:
     """The view of an embedded run's result, its artifacts as files in the workspace."""
-    document = result.document()
-    values = {**document, "results": document["results"], "plan": document["plan"]}
-    view = RunView.from_values(result.thread_id, values, result.status, result.approval)
+    view = RunView.from_values(result.thread_id, result.document(), result.status,
+                               result.approval)
     for subtask_id, ref in view.artifact_refs():
         path = (result.workspace / ref["path"]).resolve()
         view.artifacts.append(Artifact(subtask_id, str(ref.get("kind", "file")),
