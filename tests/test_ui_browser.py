@@ -163,8 +163,11 @@ def test_an_uploaded_picture_is_read_and_judged(page: Any, tmp_path: Path, ui: U
     page.wait_for_selector("#uploads :text('note.png')")
     page.click("#run")
     # live: the page shows the plan's subtasks while they run (OCR loads its engine)
-    page.wait_for_selector("#progress tr[data-state='running']", timeout=RUN_S)
-    assert page.locator("#plan-picture svg g.subtask[data-state='running']").count() == 1
+    # (one check of both at once: they change together, and the subtask may end soon)
+    page.wait_for_function("""() =>
+        document.querySelector("#progress tr[data-state='running']") !== null &&
+        document.querySelectorAll("#plan-picture svg g.subtask[data-state='running']")
+            .length === 1""", timeout=RUN_S)
     _status(page, "completed")
     answer = page.inner_text("#response")
     assert PICTURE_TEXT in answer and "positive" in answer.lower(), answer
@@ -204,6 +207,22 @@ def test_a_read_aloud_request_plays_a_wav(page: Any):
     }""", source)
     assert head["head"] == "RIFF" and head["wave"] == "WAVE", head
     assert head["size"] > 10_000  # seconds of speech, not an empty file
+
+
+def test_an_uploaded_recording_is_transcribed(page: Any, tmp_path: Path):
+    import soundfile
+
+    from hugginggpt.tools.experts.lite import speech
+
+    samples, rate = speech.speak("The weather is nice today.")  # eSpeak NG, offline
+    soundfile.write(str(tmp_path / "talk.wav"), samples, rate)
+    page.fill("#request textarea", "Transcribe this recording")
+    page.set_input_files("#uploads input[type=file]", str(tmp_path / "talk.wav"))
+    page.wait_for_selector("#uploads :text('talk.wav')")
+    page.click("#run")
+    _status(page, "completed")
+    assert "automatic-speech-recognition" in page.inner_text("#progress")
+    assert "weather" in page.inner_text("#response").lower()
 
 
 def test_a_plan_waits_for_approval_then_runs(page: Any):
@@ -246,7 +265,9 @@ def _wait_for_approval(page: Any, request: str) -> None:
     page.click("#approval-policy label:has-text('plan')")
     page.fill("#request textarea", request)
     page.click("#run")
-    _status(page, "waiting for your decision")
+    _status(page, "waiting for your decision")  # the stream says so first (the state's
+    # status), then the thread's state brings the question
+    page.wait_for_selector("#approval-text :text('Approval needed')", timeout=RUN_S)
 
 
 def test_an_edited_plan_runs_instead_and_a_broken_one_is_shown_back(page: Any):
