@@ -207,6 +207,7 @@ def test_a_read_aloud_request_plays_a_wav(page: Any):
     }""", source)
     assert head["head"] == "RIFF" and head["wave"] == "WAVE", head
     assert head["size"] > 10_000  # seconds of speech, not an empty file
+    assert "audio file, shown below" in page.inner_text("#steps")
 
 
 def test_an_uploaded_recording_is_transcribed(page: Any, tmp_path: Path):

@@ -28,6 +28,7 @@ from typing import Any
 import gradio as gr
 
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_from_json
+from hugginggpt.tools.artifacts import is_artifact_ref
 from hugginggpt.ui.plan_picture import plan_svg
 from hugginggpt.ui.runners import OnEvent, Runner, UIError, stage_uploads
 from hugginggpt.ui.view import RunView, text_outputs
@@ -120,8 +121,11 @@ def _steps_text(view: RunView) -> str:
         result = view.results.get(int(step["id"]))
         if result is None:
             continue
-        said = text_outputs(result) if result.get("status") == "done" else (
-            result.get("error") or result.get("status", ""))
+        files = [f"{name}: {value.get('kind', 'file')} file, shown below"
+                 for name, value in (result.get("outputs") or {}).items()
+                 if is_artifact_ref(value)]
+        said = (text_outputs(result) or "; ".join(files)) if result.get("status") == "done" \
+            else (result.get("error") or result.get("status", ""))
         lines.append(f"- **#{step['id']} {escape(str(step.get('task')))}** "
                      f"({escape(str(result.get('status')))}): {escape(str(said))}")
     return "\n".join(lines)
