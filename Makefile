@@ -43,7 +43,7 @@ test: $(STAMP)
 # ruff (style, and only hugginggpt. imports), import-linter (imports only downwards; see
 # ARCHITECTURE.md), mypy
 lint: $(STAMP)
-	$(BIN)/ruff check hugginggpt graph nodes tools tests benchmarks scripts
+	$(BIN)/ruff check hugginggpt graph nodes tools tests benchmarks scripts app.py
 	$(BIN)/python scripts/installed_tree.py lint-imports --config {config} --no-cache
 	$(BIN)/python scripts/installed_tree.py mypy --config-file {config} \
 		--cache-dir $(CURDIR)/.mypy_cache -p hugginggpt

@@ -8,6 +8,7 @@
     hugginggpt models list | refresh
     hugginggpt demo
     hugginggpt mcp [--backend B] [--task T]   (the experts as MCP tools on stdio)
+    hugginggpt ui [--port P] [--server URL]   (the web UI)
 
 Progress goes to stderr; the answer (or, with ``--json``, one JSON document) to stdout.
 The settings of a run are saved beside its checkpoints
@@ -22,7 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hugginggpt.cli import demo, evaluate, mcp_server, models, replay, resume, run, trace
+from hugginggpt.cli import demo, evaluate, mcp_server, models, replay, resume, run, trace, ui
 from hugginggpt.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
@@ -34,7 +35,7 @@ from hugginggpt.graph.context import SettingsError
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = (run, resume, trace, replay, evaluate, demo, models, mcp_server)
+COMMANDS = (run, resume, trace, replay, evaluate, demo, models, mcp_server, ui)
 
 
 def _parser() -> argparse.ArgumentParser:
