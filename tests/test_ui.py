@@ -254,6 +254,47 @@ def test_the_server_runner_on_a_real_langgraph_dev(tmp_path):
     assert opened.response == done.response
 
 
+@pytest.mark.timeout(240)
+def test_the_server_runner_sends_uploads_and_fetches_outputs_with_its_key(tmp_path):
+    """Against a server with keys, on which a run may read no file of the server's disk:
+    the upload travels in the chat message, the output comes back over /artifacts."""
+    from PIL import Image
+
+    from tests.test_served import DevServer
+
+    key = "ui-key-0123456789abcdef"
+    server = DevServer(tmp_path, {"HUGGINGGPT_API_KEYS": f"ui={key}",
+                                  "HUGGINGGPT_WORKSPACE": str(tmp_path / "server-ws"),
+                                  "HUGGINGGPT_BACKEND": "dry-run",
+                                  "HUGGINGGPT_DRY_RUN_SCALE": "0.01"})
+    photo = tmp_path / "photo.png"
+    Image.new("RGB", (40, 30), "green").save(photo)
+    server.start()
+    try:
+        runner = ServerRunner(server.url, api_key=key, workspace=tmp_path / "ui-ws")
+
+        async def scenario() -> RunView:
+            thread = await runner.new_thread()
+            return await runner.start(thread, "Caption this photo, then draw a picture of "
+                                      "the caption", [photo], None, lambda *e: None)
+
+        done = asyncio.run(scenario())
+        refused = ServerRunner(server.url, api_key="wrong-key-0123456789")
+        with pytest.raises(UIError, match="answered 401"):
+            asyncio.run(refused.threads())
+    finally:
+        server.stop()
+    assert done.status == "completed", done.response
+    sent = Path(done.plan[0]["args"]["image"])
+    assert sent.name == "photo.png" and sent.read_bytes() == photo.read_bytes()
+    assert sent.is_relative_to(tmp_path / "server-ws")
+    [image] = [a for a in done.artifacts if a.kind == "image"]
+    assert image.where.startswith(f"{server.url}/artifacts/")
+    assert image.path is not None and image.path.is_relative_to(tmp_path / "ui-ws")
+    ref = done.results[1]["outputs"]["image"]
+    assert image.path.read_bytes() == (tmp_path / "server-ws" / ref["path"]).read_bytes()
+
+
 # ----------------------------------------------------------------------------- the CLI
 
 

@@ -8,7 +8,9 @@
 - :class:`ServerRunner` (``--server URL``): a LangGraph server through ``langgraph_sdk``:
   ``threads.create``, ``runs.stream`` (``updates`` and ``custom``), ``threads.get_state``,
   and approvals answered with ``command={"resume": decision}``; an API key goes as the
-  ``x-api-key`` header.
+  ``x-api-key`` header. The request is a chat message whose content blocks carry the
+  uploads (a served run reads no file of the server's disk), and outputs are fetched from
+  the server's ``/artifacts`` route.
 
 Both take the request with its files already copied into the UI's workspace
 (:func:`stage_uploads`: the graph reads only files inside the workspace or attached),
@@ -271,6 +273,23 @@ def summary_of_server_thread(thread: dict[str, Any]) -> ThreadSummary:
                          str(thread.get("updated_at") or ""))
 
 
+def human_message(request: str, files: list[Path]) -> dict[str, Any]:
+    """The request as a chat message for the server: its text, then each file as a
+    content block (``image``, ``audio``, ``video`` or ``file`` by its type) with the bytes
+    in base64 and the file's name."""
+    import base64
+    import mimetypes
+
+    content: list[dict[str, Any]] = [{"type": "text", "text": request}]
+    for path in files:
+        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        kind = mime.split("/")[0] if mime.split("/")[0] in ("image", "audio", "video") \
+            else "file"
+        content.append({"type": kind, "base64": base64.b64encode(path.read_bytes()).decode(),
+                        "mime_type": mime, "extras": {"filename": path.name}})
+    return {"type": "human", "content": content}
+
+
 class ServerRunner:
     """A LangGraph server, through ``langgraph_sdk``."""
 
@@ -327,10 +346,10 @@ class ServerRunner:
         if not request.strip():
             raise UIError("the request is empty: say what you want done")
         context = {"approval": approval} if approval else None
-        # paths: a server on this machine reads attached files; a remote one needs them
-        # sent as content (the messages channel).
+        # a served run reads no file of the server's disk: the uploads travel in the
+        # request's chat message, as content blocks
         return await self._stream(thread_id, on_event, context=context,
-                                  input={"request": request, "files": [str(p) for p in files]})
+                                  input={"messages": [human_message(request, files)]})
 
     async def resume(self, thread_id: str, decision: dict[str, Any] | None,
                      on_event: OnEvent) -> RunView:
