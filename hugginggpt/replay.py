@@ -41,7 +41,9 @@ def llm_roles(values: dict[str, Any], calls: list[Any]) -> set[str]:
 def replay_setup(values: dict[str, Any]) -> tuple[dict[str, Any], Any, Recording]:
     """What a replay of a thread's latest run needs, from the thread's state: the graph
     input (that run's request and files, and the conversation before it), the run's
-    settings with the recording in place of the LLMs, and the recording.
+    settings with the recording in place of the LLMs, and the recording. The calls in
+    ``values["llm_calls"]`` must hold their replies: read from the store beside the
+    checkpoints first (:func:`~hugginggpt.tools.llm.transcripts.ahydrate`).
 
     Raises:
         ValueError: the thread has no run, or no settings recorded for its run.

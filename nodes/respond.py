@@ -35,6 +35,7 @@ from hugginggpt.tools.llm.config import ConfigError, routing_config
 from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import reply_text
+from hugginggpt.tools.llm.transcripts import keep
 from hugginggpt.tools.text import clip
 
 __all__ = ["respond", "abort", "results_digest", "template_response", "unrun_results"]
@@ -203,7 +204,7 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "response": text,
         "responder": responder,
-        "llm_calls": calls,
+        "llm_calls": keep(calls),
         "results": missing,
         "status": outcome(state.plan, state.results),
         "plan_attempts": 0,
