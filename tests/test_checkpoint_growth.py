@@ -208,3 +208,17 @@ def test_on_postgresql_the_text_is_in_its_store_and_traces(capsys, workspace, ll
     assert code == 0, err
     assert "Thread pg: 2 run(s)" in out and out.count("task planner of HuggingGPT") == 2
     assert "< Bonjour (0)." in out and "< Bonjour (1)." in out
+
+
+def test_the_benchmark_counts_the_records_and_the_side_store(tmp_path):
+    from tests.conftest import benchmark
+
+    bench = benchmark("checkpoints")
+    sizes = bench.measure(2, tmp_path)
+    assert [s["checkpoints"] for s in sizes] == [7, 14]
+    for one in sizes:
+        assert 0 < one["llm_calls_bytes"] < one["checkpoint_bytes"]
+        assert 0 < one["conversation_bytes"] < one["checkpoint_bytes"]
+    assert sizes[1]["side_store_bytes"] > sizes[0]["side_store_bytes"] > 0
+    assert bench._growth(sizes, "checkpoint_bytes", 2, 2) == (
+        sizes[1]["checkpoint_bytes"] - sizes[0]["checkpoint_bytes"])
