@@ -79,9 +79,9 @@ def test_prompts_go_to_the_store_and_each_checkpoint_holds_one_runs_records(
         stored = {key: json.loads(value) for key, value in conn.execute(
             "SELECT key, value FROM store WHERE prefix = 'hugginggpt.llm_calls.t'")}
     latest = checkpoints[-1]["llm_calls"]
-    assert [c.turn for c in latest] == [2, 2] and all(c.id in stored for c in latest)
+    assert [c.turn for c in latest] == [2, 2] and all(c.call_id in stored for c in latest)
     assert len(stored) == 6  # planner and responder, three runs
-    planner = next(stored[c.id] for c in latest if c.role == "planner")
+    planner = next(stored[c.call_id] for c in latest if c.role == "planner")
     assert "task planner of HuggingGPT" in planner["request"][0]["content"]
     assert planner["reply"]["tool_calls"][0]["args"] == PLAN
 

@@ -141,7 +141,7 @@ class Recording:
         calls.append(answer.model_copy(update={
             "llm": f"replay of {answer.llm}", "turn": turn, "digest": digest,
             "request": request, "replayed": True, "latency_s": 0.0, "attempt": 1,
-            "id": LLMCall(role=role, llm="", ok=True).id,  # a call of its own
+            "call_id": LLMCall(role=role, llm="", ok=True).call_id,  # a call of its own
         }))
         return _message(answer)
 

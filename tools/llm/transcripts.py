@@ -49,7 +49,7 @@ def node_store() -> tuple[BaseStore | None, str | None]:
 
 
 def _split(calls: list[LLMCall], thread_id: str) -> tuple[list[PutOp], list[LLMCall]]:
-    puts = [PutOp(namespace(thread_id), c.id, {k: getattr(c, k) for k in _TEXT}, index=False)
+    puts = [PutOp(namespace(thread_id), c.call_id, {k: getattr(c, k) for k in _TEXT}, index=False)
             for c in calls if c.request or c.reply is not None]
     return puts, [c.model_copy(update={"request": [], "reply": None}) for c in calls]
 
@@ -93,7 +93,7 @@ def hydrate(store: BaseStore | None, thread_id: str, calls: list[LLMCall]) -> li
     their own, as before this change or without a store, are kept as they are)."""
     if store is None or not calls:
         return list(calls)
-    found = store.batch([GetOp(namespace(thread_id), c.id) for c in calls])
+    found = store.batch([GetOp(namespace(thread_id), c.call_id) for c in calls])
     return _filled(calls, found)
 
 
@@ -102,5 +102,5 @@ async def ahydrate(store: BaseStore | None, thread_id: str,
     """:func:`hydrate` for async callers."""
     if store is None or not calls:
         return list(calls)
-    found = await store.abatch([GetOp(namespace(thread_id), c.id) for c in calls])
+    found = await store.abatch([GetOp(namespace(thread_id), c.call_id) for c in calls])
     return _filled(calls, found)
