@@ -301,3 +301,19 @@ def test_two_processes_on_one_workspace_share_the_cache(workspace, tmp_path):
     assert not any(r["cached"] for r in first["results"].values())
     assert all(r["cached"] for r in second["results"].values())
     assert "(from the cache)" in second["response"]
+
+
+def test_a_replay_runs_the_experts_again_instead_of_reading_the_cache(
+    compiled, context, tools, workspace
+):
+    from hugginggpt.replay import replay_setup
+
+    plan = [_sub(0, "summarization", [], text="some text")]
+    run(compiled, context(plan), thread="recorded")
+    values = compiled.get_state({"configurable": {"thread_id": "recorded"}}).values
+    graph_input, replay_context, _ = replay_setup(dict(values))
+    assert replay_context.cache is False
+    out = compiled.invoke(graph_input, {"configurable": {"thread_id": "replayed"}},
+                          context=replay_context)
+    assert out["results"][0].status == "done" and not out["results"][0].cached
+    assert len(tools["calls"]) == 2
