@@ -317,3 +317,22 @@ def test_a_replay_runs_the_experts_again_instead_of_reading_the_cache(
                           context=replay_context)
     assert out["results"][0].status == "done" and not out["results"][0].cached
     assert len(tools["calls"]) == 2
+
+
+def test_a_backend_setting_that_may_change_outputs_is_part_of_the_key(tmp_path):
+    from hugginggpt.nodes.execution.cache import cache_key
+
+    args = {"text": "hello"}
+    base = cache_key("summarization", "m", "hf-inference", "t", args,
+                     {"endpoints": {}, "timeout_s": 10})
+    assert base == cache_key("summarization", "m", "hf-inference", "t", args,
+                             {"endpoints": {}, "timeout_s": 99, "bill_to": "org"})
+    assert base != cache_key("summarization", "m", "hf-inference", "t", args,
+                             {"endpoints": {"m": "http://127.0.0.1:1/"}, "timeout_s": 10})
+    assert base != cache_key("summarization", "m2", "hf-inference", "t", args,
+                             {"endpoints": {}, "timeout_s": 10})
+    first, second = tmp_path / "a.bin", tmp_path / "b.bin"
+    first.write_bytes(b"same")
+    second.write_bytes(b"same")
+    assert cache_key("x", "m", "b", "t", {"image": first}) == cache_key(
+        "x", "m", "b", "t", {"image": second})

@@ -112,7 +112,8 @@ async def _cache_key(job: Job, tool: Tool, model: str, backend: str,
     if job.cache is None or not tool.is_deterministic(job.task):
         return None
     try:
-        return await in_thread(cache_key, job.task, model, backend, tool.name, args)
+        return await in_thread(cache_key, job.task, model, backend, tool.name, args,
+                               job.settings.get(backend))
     except OSError:
         return None
 

@@ -2,7 +2,8 @@
 it, across runs, threads and processes that share a workspace.
 
 What makes two calls the same (the key, a SHA-256): the task type, the model, the
-backend and the tool, and the *resolved* arguments: texts as they are (a
+backend and the tool, the backend's settings that may change an output (an
+hf-inference endpoint or provider), and the *resolved* arguments: texts as they are (a
 ``<GENERATED>-k`` filled in with the dependency's text), files by the SHA-256 of their
 bytes, never their paths (an attached photo, a dependency's image artifact and the same
 photo under another name are one input). Only a call that succeeded is stored, and
@@ -104,11 +105,23 @@ def _canonical(value: Any) -> Any:
     return repr(value)
 
 
-def cache_key(task: str, model: str, backend: str, tool: str, args: dict[str, Any]) -> str:
-    """The key of a call: SHA-256 over the task, model, backend, tool and the resolved
-    arguments (files by content). Reads each file once; call it off the event loop."""
+NOT_OUTPUT_SETTINGS = frozenset({"max_loaded", "download", "consented", "catalog",
+                                 "timeout_s", "bill_to"})
+"""Backend settings that change how a call is made or paid for, not what it returns (the
+local backend's model bound and download consent, hf-inference's timeout and billed
+organisation); every other setting of the call's backend is part of the key (an
+hf-inference endpoint URL or provider: another server may answer otherwise)."""
+
+
+def cache_key(task: str, model: str, backend: str, tool: str, args: dict[str, Any],
+              settings: dict[str, Any] | None = None) -> str:
+    """The key of a call: SHA-256 over the task, model, backend, tool, the resolved
+    arguments (files by content) and the backend's settings that may change its output
+    (those not in :data:`NOT_OUTPUT_SETTINGS`). Reads each file once; call it off the
+    event loop."""
+    kept = {k: v for k, v in (settings or {}).items() if k not in NOT_OUTPUT_SETTINGS}
     payload = {"v": _KEY_VERSION, "task": task, "model": model, "backend": backend,
-               "tool": tool, "args": _canonical(args)}
+               "tool": tool, "args": _canonical(args), "settings": _canonical(kept)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
