@@ -137,6 +137,8 @@ class Attempt(BaseModel):
     latency_s: float = 0.0
     at: float = 0.0
     """When the attempt started (Unix time), for the thread's trace."""
+    cached: bool = False
+    """Served from the result cache: no tool was called (``latency_s`` is the lookup's)."""
 
 
 class SubtaskResult(BaseModel):
@@ -155,6 +157,9 @@ class SubtaskResult(BaseModel):
     endpoint: str | None = None
     """Where the model ran, when its id does not say: the LLM endpoint that answered a
     subtask of the ``llm`` backend (shown as endpoints are, without secrets)."""
+    cached: bool = False
+    """The outputs came from the result cache (an earlier run's call of the same tool on
+    the same inputs), not from a call in this run."""
 
 
 class Approval(BaseModel):

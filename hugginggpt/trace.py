@@ -59,6 +59,7 @@ def run_trace(values: dict[str, Any], snapshot: Any, turn: int) -> dict[str, Any
                 "at": attempt.at, "type": "tool", "id": subtask.id, "task": subtask.task,
                 "args": subtask.args, "model": attempt.model, "backend": attempt.backend,
                 "ok": attempt.ok, "error": attempt.error, "latency_s": attempt.latency_s,
+                "cached": attempt.cached,
                 "outputs": result.outputs if attempt.ok else {},
             })
     events.sort(key=lambda e: e["at"] or float("inf"))
@@ -147,7 +148,9 @@ def _llm_line(e: dict[str, Any], full: bool) -> list[str]:
 
 def _tool_line(e: dict[str, Any]) -> list[str]:
     where = f" on {e['model']} ({e['backend']})" if e.get("model") else ""
-    if e["ok"]:
+    if e["ok"] and e.get("cached"):
+        outcome = "ok from the cache (no call)"
+    elif e["ok"]:
         outcome = "ok" + (f" in {e['latency_s']:.2f}s" if e.get("latency_s") else "")
     else:
         outcome = f"{e.get('status', 'failed').upper()} {e.get('error')}"

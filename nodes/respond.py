@@ -97,6 +97,9 @@ def results_digest(state: State) -> str:
                 lines.append(f"  quality: {limits}")
             if result.endpoint:
                 lines.append(f"  answered by the LLM endpoint {result.endpoint}")
+            if result.cached:
+                lines.append("  from the result cache: an earlier run's output for the same "
+                             "inputs; no model was called (say so)")
             for name, value in result.outputs.items():
                 lines.append(f"  output {name}: {_show(value)}")
         else:
