@@ -109,7 +109,12 @@ async def _cache_key(job: Job, tool: Tool, model: str, backend: str,
     """The call's key in the result cache, or None when the run uses no cache or the tool
     is not deterministic (asked here, inside the run's settings). A file that cannot be
     read for its digest leaves the call uncached: the tool will say what is wrong."""
-    if job.cache is None or not tool.is_deterministic(job.task):
+    if job.cache is None:
+        return None
+    try:
+        if not tool.is_deterministic(job.task):
+            return None
+    except Exception:  # a plugin's declaration that fails: not cached, the call still runs
         return None
     try:
         return await in_thread(cache_key, job.task, model, backend, tool.name, args,
