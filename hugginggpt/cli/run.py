@@ -130,6 +130,8 @@ _FLAGS = {"subtask_timeout_s": "--subtask-timeout", "max_run_s": "--max-run-time
 
 def _warm_up() -> None:
     """Load the sentence-embedding model (used to rank models) while planning runs."""
+    import numpy  # noqa: F401  (here first: two threads importing it at once can fail)
+
     from hugginggpt.tools.experts.lite.engines import minilm
 
     threading.Thread(target=minilm, name="warm-up", daemon=True).start()
