@@ -21,9 +21,13 @@ The bytes of each checkpoint's ``llm_calls`` channel (and of the conversation,
 checkpointer serializes it: the change is about the first, and the second says where
 the rest of the growth comes from.
 
-Verdict: the growth per turn of the LLM call records must be flat, not rising: the
-bytes they add per turn over the last five turns at most 1.5x those over turns 2-5. It
-fails (exit code 1) otherwise. The totals' rise is printed beside it, unjudged.
+The conversation logs (``history``, ``messages``, ``approvals``) are LangGraph
+``DeltaChannel`` channels since the second half of the change: a checkpoint stores the writes
+of its own step, not the whole log again, so their bytes sit in ``writes``.
+
+Verdict: the growth per turn must be flat, not rising, both for all the checkpoint bytes
+and for the LLM call records: the bytes added per turn over the last five turns at most
+1.5x those over turns 2-5. It fails (exit code 1) otherwise.
 
     python benchmarks/checkpoints.py            # 20 turns, both sides
     python benchmarks/checkpoints.py --turns 5  # quicker
@@ -185,15 +189,13 @@ def main() -> int:
     rise = [late / early if early else float("inf")
             for early, late in zip(rows["early"], rows["late"], strict=True)]
     print("| late / early | " + " | ".join(f"{r:.2f}x" for r in rise) + " |")
-    ok = rise[3] <= RISE_LIMIT
+    ok = rise[2] <= RISE_LIMIT and rise[3] <= RISE_LIMIT
     print()
-    print(f"verdict: {'PASS' if ok else 'FAIL'}: the LLM call records now add "
-          f"{rise[3]:.2f}x as many bytes in a late turn as in an early one (limit "
-          f"{RISE_LIMIT}x; before the change {rise[1]:.2f}x); the thread holds "
-          f"{after[-1]['checkpoint_bytes'] / before[-1]['checkpoint_bytes']:.0%} of its "
-          f"bytes before the change after {args.turns} turns. All checkpoint bytes still "
-          f"rise {rise[2]:.2f}x per turn from early to late: the conversation (history and "
-          "messages) is copied into every SQLite checkpoint, outside this change")
+    print(f"verdict: {'PASS' if ok else 'FAIL'}: a late turn now adds {rise[2]:.2f}x as many "
+          f"checkpoint bytes as an early one, and {rise[3]:.2f}x for the LLM call records "
+          f"(limit {RISE_LIMIT}x each; before the change {rise[0]:.2f}x and {rise[1]:.2f}x); "
+          f"the thread holds {after[-1]['checkpoint_bytes'] / before[-1]['checkpoint_bytes']:.0%}"
+          f" of its bytes before the change after {args.turns} turns")
     return 0 if ok else 1
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
+from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field, field_validator
 
@@ -203,6 +204,24 @@ def append(current: list[Any] | None, update: list[Any] | None) -> list[Any]:
     return [*(current or []), *(update or [])]
 
 
+def append_all(current: list[Any], updates: list[list[Any] | None]) -> list[Any]:
+    """:func:`append` over a batch of updates: the reducer of the logs (``history``,
+    ``approvals``), each a LangGraph ``DeltaChannel``. A checkpoint then stores the
+    updates of its own step, not the whole log again, so a thread's checkpoints grow with
+    what each turn adds, not with the square of its turns. LangGraph rebuilds a log from
+    the writes since its last full snapshot (one every 100 updates)."""
+    return [*current, *(item for update in updates for item in update or [])]
+
+
+def add_all_messages(current: list[AnyMessage], updates: list[Any]) -> list[AnyMessage]:
+    """LangChain's ``add_messages`` over a batch of updates (ids, replacements by id,
+    ``RemoveMessage``), for ``messages`` as a ``DeltaChannel``."""
+    for update in updates:
+        current = add_messages(current, update)
+    return current
+
+
+
 def _turn(call: Any) -> int:
     return int(call.get("turn", 0) if isinstance(call, dict) else call.turn)
 
@@ -236,10 +255,10 @@ class InputState(BaseModel):
     files: list[str] = Field(
         default_factory=list, description="Paths (inside the workspace) or URLs of inputs."
     )
-    history: Annotated[list[ChatTurn], append] = Field(
+    history: Annotated[list[ChatTurn], DeltaChannel(append_all)] = Field(
         default_factory=list, description="Earlier turns, for a thread's first request."
     )
-    messages: Annotated[list[AnyMessage], add_messages] = Field(
+    messages: Annotated[list[AnyMessage], DeltaChannel(add_all_messages)] = Field(
         default_factory=list, description=(
             "The conversation: a human message's text is the request, its image, audio "
             "and file blocks (base64 or URL) the inputs; each run adds the answer as an "
@@ -266,7 +285,7 @@ class State(InputState):
     abort_reason: str | None = None
     approved: bool = False
     """Whether the approval policy has been satisfied for the current plan."""
-    approvals: Annotated[list[Approval], append] = Field(default_factory=list)
+    approvals: Annotated[list[Approval], DeltaChannel(append_all)] = Field(default_factory=list)
     downloads: dict[str, bool] = Field(default_factory=dict)
     """Consent to download a model missing from the local cache, by model id (True:
     given, False: refused), kept for the thread; written by the approve stage only."""
