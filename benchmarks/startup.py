@@ -28,6 +28,11 @@ The commands:
   progress lines (each stage's first to last stamp). ``other`` is what remains of the
   wall time (building the graph, the checkpointer, writing the answer, exit).
 
+With ``--evals``, both trees also plan the labelled sets (``hugginggpt eval
+evals/labelled.jsonl`` and ``evals/own_words.jsonl``, offline planner) and the script
+checks that every sample's plan, score and nearest bank example, and every metric, are
+the same (a few minutes per tree).
+
 Every cell is the median of 5 (``--repeat``). The verdict fails (exit code 1) unless, in
 the ``after`` tree, ``--help`` takes under 0.5 s cold and the request under 2.5 s cold,
 and both trees give the same answer. Run: ``python benchmarks/startup.py``.
@@ -211,6 +216,40 @@ def measure(tree: Tree, repeat: int) -> dict:
             "answers": sorted(answers), "heavy": sorted(heavy)}
 
 
+EVAL_SETS = ("labelled", "own_words")
+
+
+def plans(tree: Tree, source: Path) -> dict[str, dict]:
+    """The offline planner's report on each labelled set, from ``tree``."""
+    reports = {}
+    for name in EVAL_SETS:
+        out = tree.work / f"eval-{name}.json"
+        print(f"  {tree.name}: eval {name} ...", file=sys.stderr)
+        tree.spawn(["-m", "hugginggpt", "eval", str(source / "evals" / f"{name}.jsonl"),
+                    "--planner", "offline", "--output", str(out)])
+        reports[name] = json.loads(out.read_text())
+    return reports
+
+
+def same_plans(before: dict[str, dict], after: dict[str, dict]) -> tuple[str, bool]:
+    """A table of the two trees' plans on the labelled sets, and whether all agree."""
+    lines = ["| set | samples | same plans | same metrics | max cosine difference |",
+             "| --- | ---: | ---: | --- | ---: |"]
+    ok = True
+    for name in EVAL_SETS:
+        a, b = before[name], after[name]
+        pairs = list(zip(a["records"], b["records"], strict=True))
+        same = sum(x["predicted"] == y["predicted"] and x["score"] == y["score"]
+                   and x["nearest"]["example"] == y["nearest"]["example"] for x, y in pairs)
+        metrics = all(a[k] == b[k] for k in ("overall", "by_shape", "by_size", "by_nearness"))
+        drift = max(abs(x["nearest"]["similarity"] - y["nearest"]["similarity"])
+                    for x, y in pairs)
+        ok = ok and same == len(pairs) and metrics
+        lines.append(f"| {name} | {len(pairs)} | {same} | {'yes' if metrics else 'NO'} | "
+                     f"{drift:.1e} |")
+    return "\n".join(lines), ok
+
+
 def table(before: dict, after: dict, repeat: int) -> str:
     lines = [f"`hugginggpt --help` (median of {repeat}, seconds)", "",
              "| | before | after | speed-up |", "| --- | ---: | ---: | ---: |"]
@@ -254,16 +293,25 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", default=BEFORE, help=f"the earlier commit ({BEFORE})")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--evals", action="store_true",
+                        help="also check that both trees plan the labelled sets alike")
     args = parser.parse_args()
+    compared = ("", True)
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as scratch_name:
         scratch = Path(scratch_name)
         old = checkout(args.before, scratch / "before-src")
         trees = [Tree("before", old, scratch), Tree("after", ROOT, scratch)]
         print(f"timing {args.before} (before) and this checkout (after) ...", file=sys.stderr)
         before, after = (measure(t, args.repeat) for t in trees)
+        if args.evals:
+            compared = same_plans(plans(trees[0], old), plans(trees[1], ROOT))
     print(table(before, after, args.repeat))
+    if args.evals:
+        print("\nthe offline planner on the labelled sets, before and after\n\n" + compared[0])
     print(f"\nanswer: {after['answers'][0]!r}" if after["answers"] else "")
     failures = verdict(before, after)
+    if not compared[1]:
+        failures.append("the plans on the labelled sets differ")
     print(f"\nverdict: {'PASS' if not failures else 'FAIL'}: --help cold < {HELP_TARGET_S} s, "
           f"request cold < {RUN_TARGET_S} s, same answer, no torch or openai"
           + "".join(f"\n  - {f}" for f in failures))

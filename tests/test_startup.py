@@ -1,5 +1,5 @@
-"""MiniLM without torch (``tools/experts/lite/encoder.py``), the example bank's vectors
-kept on disk, and a start-up that imports only what it uses."""
+"""Start-up: MiniLM without torch (``tools/experts/lite/encoder.py``), the example bank's
+vectors kept on disk, and commands that import only what they use."""
 
 from __future__ import annotations
 
@@ -125,3 +125,30 @@ def test_each_commands_help_line_is_its_parsers():
     assert shown == {name: help_line for name, (_, help_line) in COMMANDS.items()}
     for name in COMMANDS:
         assert command_module(name).__name__.startswith("hugginggpt.cli.")
+
+
+def test_endpoint_failures_are_told_without_importing_openai_first():
+    """``llm_call_errors()`` names openai's classes once openai is loaded (only then can
+    one be raised): a real connection failure from the openai client is an endpoint
+    failure, told with its hint; a bug is not one."""
+    import httpx
+    import openai
+
+    from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    refused = openai.APIConnectionError(request=request)
+    timed_out = openai.APITimeoutError(request=request)
+    assert isinstance(refused, llm_call_errors()) and isinstance(timed_out, llm_call_errors())
+    assert not isinstance(KeyError("x"), llm_call_errors())
+    assert "is the server running" in describe_llm_error(refused, "planner")
+    assert "HUGGINGGPT_LLM_TIMEOUT" in describe_llm_error(timed_out, "planner")
+    assert "HUGGINGGPT_LLM_TIMEOUT" in describe_llm_error(httpx.ReadTimeout("slow"), "planner")
+
+
+def test_the_llm_error_module_does_not_load_openai(tmp_path):
+    loaded = _loaded_after(
+        "from hugginggpt.tools.llm.errors import llm_call_errors, describe_llm_error\n"
+        "assert describe_llm_error(ConnectionError('refused'), 'planner')\n"
+        "assert ConnectionError in llm_call_errors()", tmp_path)
+    assert "openai" not in loaded
