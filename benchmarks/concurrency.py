@@ -199,7 +199,8 @@ async def run_all(workspace: Path, rounds: int, min_runs: int) -> list[Cell]:
     """Open the checkpointers, one compiled graph on each, and measure them side by side."""
     context = Context(backend="dry-run", plan=PLAN, dry_run_latency_scale=LATENCY_SCALE,
                       workspace=str(workspace), offline=True, approval="never",
-                      catalog=None, latency_budget_s=None, max_subtasks=len(PLAN))
+                      catalog=None, latency_budget_s=None, max_subtasks=len(PLAN),
+                      cache=False)  # every run's experts work: the cache would serve them
     urls = {"sqlite": f"sqlite:///{workspace / 'checkpoints.sqlite'}"}
     async with AsyncExitStack() as stack:
         server = os.environ.get(PG_ENV, "").strip()

@@ -18,7 +18,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from hugginggpt.graph.checkpoint import register_state_types
+from hugginggpt.graph.checkpoint import register_state_types, store_of
 from hugginggpt.graph.context import Context, ServedContext
 from hugginggpt.graph.state import InputState, OutputState, State
 from hugginggpt.nodes import (
@@ -71,6 +71,8 @@ def build_graph(
     builder.add_edge("execute", "respond")
     builder.add_edge("respond", END)
     builder.add_edge("abort", END)
+    # the store opened beside the checkpointer keeps the LLM calls' prompts and replies
+    compile_kwargs.setdefault("store", store_of(checkpointer))
     compiled = builder.compile(checkpointer=checkpointer, name="hugginggpt", **compile_kwargs)
     return compiled.with_config(max_concurrency=MAX_CONCURRENCY)
 

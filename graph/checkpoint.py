@@ -8,6 +8,13 @@
 
 Every saver gets a serializer that knows this project's state types, so checkpoints
 load them without "unregistered type" warnings.
+
+Every saver comes with a LangGraph Store beside it, where the LLM calls' prompts and
+replies are kept out of the checkpoints (:mod:`hugginggpt.tools.llm.transcripts`): an
+``InMemoryStore`` with ``memory``, the ``store`` table in the same SQLite file, the
+``store`` table of the same PostgreSQL database. :func:`store_of` gives the one opened
+with a saver, and :func:`~hugginggpt.graph.builder.build_graph` compiles with it. The
+LangGraph server brings its own store, as it brings its own checkpointer.
 """
 
 from __future__ import annotations
@@ -15,18 +22,63 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 
 from hugginggpt.graph.state import STATE_TYPES
 
 __all__ = ["serializer", "register_state_types", "open_checkpointer", "aopen_checkpointer",
-           "sqlite_path"]
+           "sqlite_path", "store_of"]
+
+_STORES: weakref.WeakKeyDictionary[BaseCheckpointSaver, BaseStore] = (
+    weakref.WeakKeyDictionary())
+
+
+def store_of(saver: BaseCheckpointSaver | None) -> BaseStore | None:
+    """The store opened beside ``saver`` by :func:`open_checkpointer` or
+    :func:`aopen_checkpointer` (None for a saver made otherwise)."""
+    return _STORES.get(saver) if saver is not None else None
+
+
+_SETUP_TRIES = 5
+
+
+def _setup_sqlite_store(store: Any) -> None:
+    """The store's tables, made once: processes opening one file together may run the
+    same migration at once, and the later one's record of it then fails (its SQL is
+    idempotent); it reads the version again and goes on from there."""
+    for tries_left in range(_SETUP_TRIES - 1, -1, -1):
+        try:
+            return store.setup()
+        except (sqlite3.IntegrityError, sqlite3.OperationalError):
+            if not tries_left:
+                raise
+            time.sleep(0.05)
+
+
+async def _asetup_sqlite_store(store: Any) -> None:
+    """:func:`_setup_sqlite_store` for the async store."""
+    for tries_left in range(_SETUP_TRIES - 1, -1, -1):
+        try:
+            return await store.setup()
+        except (sqlite3.IntegrityError, sqlite3.OperationalError):
+            if not tries_left:
+                raise
+            await asyncio.sleep(0.05)
+
+
+def _paired(saver: BaseCheckpointSaver, store: BaseStore) -> BaseCheckpointSaver:
+    _STORES[saver] = store
+    return saver
 
 
 _SETUP_LOCK = 0x48474754
@@ -97,29 +149,38 @@ def _unknown(url: str) -> ValueError:
 def open_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
     """A sync checkpointer for ``invoke``/``stream``."""
     if url == "memory":
-        yield InMemorySaver(serde=serializer())
+        yield _paired(InMemorySaver(serde=serializer()), InMemoryStore())
         return
     if (path := sqlite_path(url)) is not None:
         from langgraph.checkpoint.sqlite import SqliteSaver
+        from langgraph.store.sqlite import SqliteStore
 
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), check_same_thread=False)
+        # the store on a connection of its own: its transactions never mix with the saver's
+        store_conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         try:
-            yield SqliteSaver(conn, serde=serializer())
+            store = SqliteStore(store_conn)
+            _setup_sqlite_store(store)
+            yield _paired(SqliteSaver(conn, serde=serializer()), store)
         finally:
+            store_conn.close()
             conn.close()
         return
     if url.startswith(("postgres://", "postgresql://")):
         module = _postgres_module("langgraph.checkpoint.postgres")
+        stores = _postgres_module("langgraph.store.postgres")
         import psycopg
 
-        with module.PostgresSaver.from_conn_string(url) as saver:
+        with module.PostgresSaver.from_conn_string(url) as saver, \
+                stores.PostgresStore.from_conn_string(url) as store:
             saver.serde = serializer()
             with psycopg.connect(url, autocommit=True) as lock:
                 while not (row := lock.execute(_TRY_LOCK, (_SETUP_LOCK,)).fetchone()) or not row[0]:
                     time.sleep(0.1)
                 saver.setup()  # the lock is released when this connection closes
-            yield saver
+                store.setup()
+            yield _paired(saver, store)
         return
     raise _unknown(url)
 
@@ -128,21 +189,27 @@ def open_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
 async def aopen_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
     """An async checkpointer for ``ainvoke``/``astream`` (what the CLI uses)."""
     if url == "memory":
-        yield InMemorySaver(serde=serializer())
+        yield _paired(InMemorySaver(serde=serializer()), InMemoryStore())
         return
     if (path := sqlite_path(url)) is not None:
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+        from langgraph.store.sqlite.aio import AsyncSqliteStore
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        async with aiosqlite.connect(str(path)) as conn:
-            yield AsyncSqliteSaver(conn, serde=serializer())
+        async with aiosqlite.connect(str(path)) as conn, \
+                aiosqlite.connect(str(path), isolation_level=None) as store_conn:
+            store = AsyncSqliteStore(store_conn)
+            await _asetup_sqlite_store(store)
+            yield _paired(AsyncSqliteSaver(conn, serde=serializer()), store)
         return
     if url.startswith(("postgres://", "postgresql://")):
         module = _postgres_module("langgraph.checkpoint.postgres.aio")
+        stores = _postgres_module("langgraph.store.postgres.aio")
         import psycopg
 
-        async with module.AsyncPostgresSaver.from_conn_string(url) as saver:
+        async with module.AsyncPostgresSaver.from_conn_string(url) as saver, \
+                stores.AsyncPostgresStore.from_conn_string(url) as store:
             saver.serde = serializer()
             async with await psycopg.AsyncConnection.connect(url, autocommit=True) as lock:
                 while True:
@@ -151,6 +218,7 @@ async def aopen_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
                         break
                     await asyncio.sleep(0.1)
                 await saver.setup()  # the lock is released when this connection closes
-            yield saver
+                await store.setup()
+            yield _paired(saver, store)
         return
     raise _unknown(url)

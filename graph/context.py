@@ -264,6 +264,17 @@ class Context:
     0.1, "hang": 0.05}, "seed": 7}``; None: no faults. Checked as it enters: unknown
     keys or fault kinds, and rates that are not probabilities, are refused."""
 
+    cache: bool = _env_factory("HUGGINGGPT_CACHE", default=True)
+    """Serve a subtask from the result cache (``<workspace>/cache.sqlite``) when the same
+    tool already ran on the same inputs (files by content), in any run or thread on this
+    workspace; store what succeeds (``--no-cache`` or ``HUGGINGGPT_CACHE=0``: neither).
+    Failures and tools that declare themselves nondeterministic are never cached."""
+    cache_ttl_s: Seconds = _env_factory("HUGGINGGPT_CACHE_TTL", default=7 * 24 * 3600.0)
+    """How long a cached result may be served, in seconds (a week; ``inf``: for ever)."""
+    cache_max_entries: AtLeastOne = _env_factory("HUGGINGGPT_CACHE_MAX_ENTRIES",
+                                                 default=10_000)
+    """Results the cache holds at most; the least recently used go first."""
+
     def backend_settings(self) -> dict[str, dict[str, Any]]:
         """Per-backend settings handed to tools for this run (see
         :func:`hugginggpt.tools.experts.registry.run_settings`): hf-inference's endpoints,

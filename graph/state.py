@@ -35,6 +35,7 @@ __all__ = [
     "outcome",
     "merge_by_id",
     "append",
+    "this_run",
     "STATE_TYPES",
 ]
 
@@ -136,6 +137,8 @@ class Attempt(BaseModel):
     latency_s: float = 0.0
     at: float = 0.0
     """When the attempt started (Unix time), for the thread's trace."""
+    cached: bool = False
+    """Served from the result cache: no tool was called (``latency_s`` is the lookup's)."""
 
 
 class SubtaskResult(BaseModel):
@@ -154,6 +157,9 @@ class SubtaskResult(BaseModel):
     endpoint: str | None = None
     """Where the model ran, when its id does not say: the LLM endpoint that answered a
     subtask of the ``llm`` backend (shown as endpoints are, without secrets)."""
+    cached: bool = False
+    """The outputs came from the result cache (an earlier run's call of the same tool on
+    the same inputs), not from a call in this run."""
 
 
 class Approval(BaseModel):
@@ -190,11 +196,34 @@ def merge_by_id(current: dict[int, Any] | None, update: dict[int, Any] | None) -
 
 
 def append(current: list[Any] | None, update: list[Any] | None) -> list[Any]:
-    """Reducer for the thread's logs (conversation turns, approvals, LLM calls): an
+    """Reducer for the thread's logs (conversation turns, approvals): an
     update's items are appended after the current ones, in the order the node gives
     them; nothing is ever replaced or removed. Parallel writers in one step are appended
     in the order LangGraph applies their writes."""
     return [*(current or []), *(update or [])]
+
+
+def _turn(call: Any) -> int:
+    return int(call.get("turn", 0) if isinstance(call, dict) else call.turn)
+
+
+def this_run(current: list[Any] | None, update: list[Any] | None) -> list[Any]:
+    """Reducer for ``llm_calls``: the records of the newest run on the thread only.
+
+    An update's records are appended; those of an earlier run (a lower ``turn``) are
+    dropped, and ``None`` clears the list (the planner sends it when a run begins with
+    no LLM call, so a run's list never shows the previous run's calls). The SQLite
+    checkpointer stores every channel again in every checkpoint, so a channel that kept
+    the whole thread's records would still grow each checkpoint with the thread's
+    length (checkpoint bytes with the square of its turns, issue 16). The records of an
+    earlier run are in that run's own checkpoints, which the trace reads
+    (:func:`hugginggpt.trace.thread_runs`); and a run's budget counts only its own.
+    """
+    if update is None:
+        return []
+    merged = [*(current or []), *update]
+    newest = max((_turn(c) for c in merged), default=0)
+    return [c for c in merged if _turn(c) == newest]
 
 
 class InputState(BaseModel):
@@ -241,8 +270,11 @@ class State(InputState):
     downloads: dict[str, bool] = Field(default_factory=dict)
     """Consent to download a model missing from the local cache, by model id (True:
     given, False: refused), kept for the thread; written by the approve stage only."""
-    llm_calls: Annotated[list[LLMCall], append] = Field(default_factory=list)
-    """Every LLM call on the thread, oldest first (the trace; ``turn`` says which run)."""
+    llm_calls: Annotated[list[LLMCall], this_run] = Field(default_factory=list)
+    """The LLM calls of the thread's latest run, oldest first: their accounting records.
+    Their prompts and replies are in the graph's store when it has one
+    (:mod:`hugginggpt.tools.llm.transcripts`); an earlier run's calls are in its own
+    checkpoints (the trace reads them there)."""
     message_id: str | None = None
     """The id of the last human message a run took as its request (a chat turn; see
     :mod:`hugginggpt.nodes.conversation`)."""

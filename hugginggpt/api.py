@@ -119,7 +119,8 @@ class RunResult(BaseModel):
 
     @property
     def usage(self) -> dict[str, Any]:
-        """LLM calls, tokens, estimated cost and waiting time of the thread."""
+        """LLM calls, tokens, estimated cost and waiting time of the run (the state keeps
+        the latest run's calls only; the trace has every run's)."""
         return usage_totals(self.llm_calls)
 
     @classmethod

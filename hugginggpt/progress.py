@@ -140,9 +140,11 @@ class Progress:
             self._say(f"{head}: {what}", "yellow")
         elif kind == "done":
             text = f"done in {event['latency_s']:.2f}s on {event['model']}"
+            text += " (from the cache)" if event.get("cached") else ""
             self._row(event, f"{_MARKS['done']} {escape(text)}", finished=True)
             if not self.live:
-                self._say(f"{head}: done in {event['latency_s']:.2f}s")
+                self._say(f"{head}: done in {event['latency_s']:.2f}s"
+                          + (" (from the cache)" if event.get("cached") else ""))
         elif kind in ("failed", "skipped"):
             error = event["error"]
             if self._said.get(event["id"]) == error:

@@ -3,7 +3,8 @@
 The run's settings come from its state; a :class:`~hugginggpt.tools.llm.replay.Recording`
 of its LLM calls stands in for the endpoints of the roles that had an LLM; what the run
 did without one (the offline planner, a fixed plan, the ranking, the template
-responder) is deterministic and is recomputed. The experts run again for real. Then the
+responder) is deterministic and is recomputed. The experts run again for real (the
+result cache is off for a replay: it would serve the recorded run's own results). Then the
 outcome is compared with the recording, and :func:`replayed_parts` says which part came
 from where.
 """
@@ -41,7 +42,9 @@ def llm_roles(values: dict[str, Any], calls: list[Any]) -> set[str]:
 def replay_setup(values: dict[str, Any]) -> tuple[dict[str, Any], Any, Recording]:
     """What a replay of a thread's latest run needs, from the thread's state: the graph
     input (that run's request and files, and the conversation before it), the run's
-    settings with the recording in place of the LLMs, and the recording.
+    settings with the recording in place of the LLMs, and the recording. The calls in
+    ``values["llm_calls"]`` must hold their replies: read from the store beside the
+    checkpoints first (:func:`~hugginggpt.tools.llm.transcripts.ahydrate`).
 
     Raises:
         ValueError: the thread has no run, or no settings recorded for its run.
@@ -58,7 +61,7 @@ def replay_setup(values: dict[str, Any]) -> tuple[dict[str, Any], Any, Recording
     recording = Recording(calls, roles=llm_roles(values, calls))
     known = {f.name for f in fields(Context)}
     context = Context(**({k: v for k, v in settings.items() if k in known}
-                         | {"replay": recording, "approval": "never"}))
+                         | {"replay": recording, "approval": "never", "cache": False}))
     graph_input = {"request": values["request"], "files": list(values.get("files") or []),
                    "history": history[: 2 * turn]}
     return graph_input, context, recording

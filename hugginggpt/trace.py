@@ -1,9 +1,12 @@
 """A thread's trace: every run on it, with its LLM calls, tool calls and how it stopped.
 
 Nothing is logged separately: the checkpoints are the trace. Each run's last checkpoint
-holds its plan, selections, results (with every tool attempt) and status; the LLM calls
-of all runs accumulate in ``llm_calls`` (each with its ``turn``). :func:`thread_runs`
-reads them back and :func:`render` shows them readably (``hugginggpt trace``).
+holds its plan, selections, results (with every tool attempt), status and the records of
+its LLM calls (``llm_calls``, each with its ``turn``; a thread written before issue 16
+holds every run's there, filtered by turn all the same); the calls' prompts and replies
+are in the graph's store, by thread and call id (:mod:`hugginggpt.tools.llm.transcripts`),
+or inline in records written without one. :func:`thread_runs` reads them back and
+:func:`render` shows them readably (``hugginggpt trace``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from hugginggpt.graph.state import FINISHED, SubtaskResult
 from hugginggpt.tools.artifacts import is_artifact_ref
 from hugginggpt.tools.llm.records import LLMCall, usage_totals
+from hugginggpt.tools.llm.transcripts import ahydrate
 
 __all__ = ["thread_runs", "render", "run_trace"]
 
@@ -55,6 +59,7 @@ def run_trace(values: dict[str, Any], snapshot: Any, turn: int) -> dict[str, Any
                 "at": attempt.at, "type": "tool", "id": subtask.id, "task": subtask.task,
                 "args": subtask.args, "model": attempt.model, "backend": attempt.backend,
                 "ok": attempt.ok, "error": attempt.error, "latency_s": attempt.latency_s,
+                "cached": attempt.cached,
                 "outputs": result.outputs if attempt.ok else {},
             })
     events.sort(key=lambda e: e["at"] or float("inf"))
@@ -80,15 +85,22 @@ async def thread_runs(compiled: Any, config: Any) -> list[dict[str, Any]]:
     latest = await compiled.aget_state(config)
     if not latest.values:
         return []
+    store, thread = getattr(compiled, "store", None), str(config["configurable"]["thread_id"])
+
+    async def with_texts(values: dict[str, Any], turn: int) -> dict[str, Any]:
+        calls = [c for c in values.get("llm_calls") or [] if c.turn == turn]
+        return values | {"llm_calls": await ahydrate(store, thread, calls)}
+
     runs = []
     async for snapshot in compiled.aget_state_history(config):
         if not snapshot.next and snapshot.values.get("status") in FINISHED:
             turn = len(snapshot.values.get("history") or []) // 2 - 1
-            runs.append(run_trace(dict(snapshot.values), snapshot, turn))
+            values = await with_texts(dict(snapshot.values), turn)
+            runs.append(run_trace(values, snapshot, turn))
     runs.reverse()
     if latest.next:
-        values = dict(latest.values)
-        runs.append(run_trace(values, latest, len(values.get("history") or []) // 2))
+        turn = len(latest.values.get("history") or []) // 2
+        runs.append(run_trace(await with_texts(dict(latest.values), turn), latest, turn))
     return runs
 
 
@@ -136,7 +148,9 @@ def _llm_line(e: dict[str, Any], full: bool) -> list[str]:
 
 def _tool_line(e: dict[str, Any]) -> list[str]:
     where = f" on {e['model']} ({e['backend']})" if e.get("model") else ""
-    if e["ok"]:
+    if e["ok"] and e.get("cached"):
+        outcome = "ok from the cache (no call)"
+    elif e["ok"]:
         outcome = "ok" + (f" in {e['latency_s']:.2f}s" if e.get("latency_s") else "")
     else:
         outcome = f"{e.get('status', 'failed').upper()} {e.get('error')}"

@@ -53,6 +53,7 @@ from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.fetch import DownloadBudget
 from hugginggpt.tools.llm.expert import ExpertLLM, SubtaskLLM
 from hugginggpt.tools.llm.records import LLMCall, run_spend
+from hugginggpt.tools.llm.transcripts import akeep, keep
 from hugginggpt.tools.threads import in_thread
 
 __all__ = ["execute", "aexecute"]
@@ -165,7 +166,8 @@ def execute(state: State) -> dict[str, Any]:
     board, deadline = _board(state, context)
     try:
         jobs = make_jobs(state, context, board.key, deadline)
-        return _update([f.result() for f in _start(jobs, board, run_subtask)])
+        update = _update([f.result() for f in _start(jobs, board, run_subtask)])
+        return update | {"llm_calls": keep(update["llm_calls"])}
     finally:
         board.close()
 
@@ -177,6 +179,7 @@ async def aexecute(state: State) -> dict[str, Any]:
     board, deadline = _board(state, context)
     try:
         jobs = await in_thread(make_jobs, state, context, board.key, deadline)  # reads the catalog
-        return _update(list(await asyncio.gather(*_start(jobs, board, arun_subtask))))
+        update = _update(list(await asyncio.gather(*_start(jobs, board, arun_subtask))))
+        return update | {"llm_calls": await akeep(update["llm_calls"])}
     finally:
         board.close()

@@ -53,6 +53,7 @@ from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replay import ReplayedFailureError
 from hugginggpt.tools.llm.replies import reply_text
+from hugginggpt.tools.llm.transcripts import keep
 from hugginggpt.tools.redact import redact
 from hugginggpt.tools.text import clip
 
@@ -149,7 +150,10 @@ def ask_planner(
 def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Ask for a plan (or take the fixed one), validate it, and record the outcome."""
     calls: list[LLMCall] = []
-    return _plan(state, context_of(runtime), calls) | {"llm_calls": calls}
+    update = _plan(state, context_of(runtime), calls)
+    # a run that starts with no LLM call clears the previous run's records
+    first = state.plan_attempts == 0
+    return update | {"llm_calls": keep(calls) if calls or not first else None}
 
 
 def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from hugginggpt.tools.llm.config import ConfigError, routing_config
 from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import reply_text
+from hugginggpt.tools.llm.transcripts import keep
 from hugginggpt.tools.text import clip
 
 __all__ = ["respond", "abort", "results_digest", "template_response", "unrun_results"]
@@ -96,6 +97,9 @@ def results_digest(state: State) -> str:
                 lines.append(f"  quality: {limits}")
             if result.endpoint:
                 lines.append(f"  answered by the LLM endpoint {result.endpoint}")
+            if result.cached:
+                lines.append("  from the result cache: an earlier run's output for the same "
+                             "inputs; no model was called (say so)")
             for name, value in result.outputs.items():
                 lines.append(f"  output {name}: {_show(value)}")
         else:
@@ -203,7 +207,7 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "response": text,
         "responder": responder,
-        "llm_calls": calls,
+        "llm_calls": keep(calls),
         "results": missing,
         "status": outcome(state.plan, state.results),
         "plan_attempts": 0,

@@ -38,6 +38,7 @@ from hugginggpt.tools.llm.config import describe_llm, has_llm
 from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import json_candidates, reply_text
+from hugginggpt.tools.llm.transcripts import keep
 
 __all__ = ["select", "route_after_select", "ModelChoice"]
 
@@ -253,7 +254,7 @@ def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             })
     label = (f"llm: {describe_llm(context, 'selector')} (asked only on close calls)"
              if use_llm else "ranking only (no selector LLM)")
-    return {"selections": selections, "selector": label, "llm_calls": calls}
+    return {"selections": selections, "selector": label, "llm_calls": keep(calls)}
 
 
 def route_after_select(state: State) -> Literal["approve", "execute"]:

@@ -442,8 +442,10 @@ def test_verbose_adds_the_candidates_and_scores_after_the_answer(capsys, tmp_pat
     plan = tmp_path / "plan.json"
     plan.write_text('[{"id": 0, "task": "summarization", "dep": [], "args": {"text": "A '
                     'long story about a cat."}}]')
+    # --no-cache: the second run runs its subtask again, so its answer is the first's
+    # (from the result cache it would say so)
     argv = ["run", "Summarise it", "--dry-run", "--plan", str(plan), "--latency-scale", "0",
-            "--workspace", str(tmp_path / "ws")]
+            "--workspace", str(tmp_path / "ws"), "--no-cache"]
     assert main(argv) == 0
     plain = capsys.readouterr().out
     assert main([*argv, "--verbose"]) == 0

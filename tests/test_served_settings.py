@@ -126,3 +126,45 @@ def test_credentials_in_a_server_contexts_url_reach_nothing_it_keeps(
              if p.is_file()]
     for text in kept:
         assert password not in text and basic not in text
+
+
+def test_a_served_runs_prompts_are_in_the_servers_store_not_its_checkpoints(
+        server: DevServer, llm_server, tmp_path):
+    """On ``langgraph dev`` the nodes get the server's own store (``get_store()``): the
+    prompts and replies go there (issue 16), the thread's state keeps the records. The
+    store's API keeps them from callers (a caller's namespaces start with their
+    identity); the dev server saves its store to ``.langgraph_api/store.pckl`` in its
+    folder when it stops, where the test finds the reply (a server of its own, since
+    the module's runs on)."""
+    from langgraph_sdk import get_client
+    from langgraph_sdk.errors import PermissionDeniedError
+
+    reply = "A short story, summarized (served store check)."
+    llm_server.script("responder", {"content": reply})
+    context = {"backend": "dry-run", "plan": PLAN, "llm": "m", "llm_base_url": llm_server.url}
+    own = DevServer(tmp_path, server.env)
+
+    async def go() -> tuple[Any, list[Any], Any]:
+        client = get_client(url=own.url)
+        thread = await client.threads.create()
+        out = await client.runs.wait(thread["thread_id"], "hugginggpt",
+                                     input={"request": "Summarize the story"}, context=context)
+        history = await client.threads.get_history(thread["thread_id"], limit=50)
+        try:
+            await client.store.search_items(["hugginggpt", "llm_calls", thread["thread_id"]])
+            refused = None
+        except PermissionDeniedError as exc:
+            refused = exc
+        return out, history, refused
+
+    own.start()
+    try:
+        out, history, refused = asyncio.run(go())
+    finally:
+        own.stop()
+    assert out["status"] == "completed" and out["response"] == reply
+    records = [c for checkpoint in history for c in checkpoint["values"].get("llm_calls", [])]
+    assert records and all(c["request"] == [] and c["reply"] is None for c in records)
+    assert refused is not None and "start with your identity" in str(refused)
+    saved = (tmp_path / ".langgraph_api" / "store.pckl").read_bytes()
+    assert reply.encode() in saved and b"You are HuggingGPT" in saved

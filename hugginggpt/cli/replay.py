@@ -18,6 +18,7 @@ from hugginggpt.cli.common import EXIT_DIFFERENT, EXIT_OK, UsageError, add_commo
 from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer
 from hugginggpt.replay import differences, replay_setup, replayed_parts
+from hugginggpt.tools.llm.transcripts import ahydrate
 from hugginggpt.tools.redact import redact
 
 __all__ = ["add_parser"]
@@ -41,6 +42,9 @@ async def _replay(args: argparse.Namespace) -> int:
         recorded = dict((await compiled.aget_state(source)).values)
         if not recorded:
             raise UsageError(f"thread {args.thread!r} has no checkpoint in {redact(url)}")
+        # the replies, from the store beside the checkpoints (or inline in older records)
+        recorded["llm_calls"] = await ahydrate(compiled.store, args.thread,
+                                               list(recorded.get("llm_calls") or []))
         try:
             graph_input, context, recording = replay_setup(recorded)
         except ValueError as exc:

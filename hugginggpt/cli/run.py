@@ -76,6 +76,9 @@ def add_parser(sub: Any) -> None:
                           "together")
     run.add_argument("--max-loaded-models", type=int,
                      help="local models held in memory at once")
+    run.add_argument("--no-cache", action="store_true",
+                     help="run every subtask, neither reading nor storing results in the "
+                          "workspace's result cache")
     add_download(run)
     add_verbose(run)
     run.add_argument("--latency-scale", type=float,
@@ -100,6 +103,7 @@ def context_from(args: argparse.Namespace) -> Context:
         "allow_private_urls": args.allow_private_urls or None, "planner": args.planner,
         "approval": args.approval, "llm_config": args.llm_config,
         "llm_routing": args.llm_routing, "download": args.download,
+        "cache": False if args.no_cache else None,
     }
     if args.hf_endpoint:
         pairs = [item.partition("=") for item in args.hf_endpoint]

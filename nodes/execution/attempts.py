@@ -1,7 +1,12 @@
 """The per-subtask state machine: skip when a dependency did not finish, else try each
 candidate model in the selected order with a timeout, retrying transient errors with
 exponential backoff, then fall back to the next model, then fail; all within the
-run's deadline. A tool's failure is data (the attempt log), never an exception."""
+run's deadline. A tool's failure is data (the attempt log), never an exception.
+
+Just before a candidate's tool is called, the result cache is asked for the same call
+(see :mod:`hugginggpt.nodes.execution.cache`): a hit is the subtask's result, marked
+``cached``, and what succeeds is stored. One lookup per candidate, in order, so a
+run's choice of model is what it would be without the cache."""
 
 from __future__ import annotations
 
@@ -12,6 +17,13 @@ from typing import Any
 
 from hugginggpt.graph.state import Attempt, ResultStatus
 from hugginggpt.nodes.execution.arguments import resolve_inputs
+from hugginggpt.nodes.execution.cache import (
+    CacheSettings,
+    MissingArtifact,
+    ResultCache,
+    adopt_outputs,
+    cache_key,
+)
 from hugginggpt.nodes.execution.jobs import Job, finite, remaining_s, result, run_time_limit
 from hugginggpt.tools.artifacts import ArtifactStore
 from hugginggpt.tools.errors import (
@@ -21,7 +33,7 @@ from hugginggpt.tools.errors import (
     TransientToolError,
 )
 from hugginggpt.tools.experts.outputs import normalize_outputs
-from hugginggpt.tools.experts.registry import ToolContext, find_tools
+from hugginggpt.tools.experts.registry import Tool, ToolContext, find_tools
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.redact import redact
 from hugginggpt.tools.threads import in_thread
@@ -92,6 +104,50 @@ def not_started(job: Job, emit: Emit, what: str) -> dict[str, Any]:
     return result(job, "skipped", error=error)
 
 
+async def _cache_key(job: Job, tool: Tool, model: str, backend: str,
+                     args: dict[str, Any]) -> str | None:
+    """The call's key in the result cache, or None when the run uses no cache or the tool
+    is not deterministic (asked here, inside the run's settings). A file that cannot be
+    read for its digest leaves the call uncached: the tool will say what is wrong."""
+    if job.cache is None:
+        return None
+    try:
+        if not tool.is_deterministic(job.task):
+            return None
+    except Exception:  # a plugin's declaration that fails: not cached, the call still runs
+        return None
+    try:
+        return await in_thread(cache_key, job.task, model, backend, tool.name, args,
+                               job.settings.get(backend))
+    except OSError:
+        return None
+
+
+async def _served_from_cache(job: Job, key: str, model: str, backend: str,
+                             store: ArtifactStore, log: list[Attempt], emit: Emit,
+                             started: float) -> dict[str, Any] | None:
+    """The subtask's result from the cache, its files copied into this thread's folder;
+    None on a miss, or when a file of the entry is gone (the entry is then forgotten)."""
+    assert job.cache is not None
+    cache = ResultCache(CacheSettings(**job.cache))
+    t0, at = time.monotonic(), time.time()
+    entry = await in_thread(cache.get, key)
+    if entry is None:
+        return None
+    try:
+        outputs = await in_thread(adopt_outputs, entry["outputs"], store)
+    except (MissingArtifact, OSError):
+        await in_thread(cache.forget, key)
+        return None
+    log.append(Attempt(model=model, backend=backend, ok=True, cached=True,
+                       latency_s=round(time.monotonic() - t0, 4), at=at))
+    latency = round(time.monotonic() - started, 4)
+    emit({"type": "subtask", "id": job.id, "task": job.task, "event": "done",
+          "model": model, "latency_s": latency, "cached": True})
+    return result(job, "done", model=model, backend=backend, outputs=outputs,
+                  attempts=len(log), attempt_log=log, latency_s=latency, cached=True)
+
+
 async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict[str, Any]:
     """The per-subtask state machine: skip, or try models with retries, then fail; all
     within the run's deadline."""
@@ -124,6 +180,11 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                                error="no tool registered", error_type="NoTool"))
             continue
         tool = tools[0]
+        key = await _cache_key(job, tool, model, backend, args)
+        if key is not None:
+            hit = await _served_from_cache(job, key, model, backend, store, log, emit, started)
+            if hit is not None:
+                return hit
         context = ToolContext(
             subtask_id=job.id, task=job.task, model=model, artifacts=store,
             expected_latency_s=job.latencies.get(model, 1.0),
@@ -175,6 +236,9 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
             latency = round(time.monotonic() - started, 4)
             emit({"type": "subtask", "id": job.id, "task": job.task, "event": "done",
                   "model": model, "latency_s": latency})
+            if key is not None and job.cache is not None:
+                await in_thread(ResultCache(CacheSettings(**job.cache)).put, key, job.task,
+                                model, backend, outputs, latency)
             return result(job, "done", model=model, backend=backend, outputs=outputs,
                            attempts=len(log), attempt_log=log, latency_s=latency,
                            endpoint=context.endpoint)

@@ -13,6 +13,7 @@ from langgraph.config import get_config
 
 from hugginggpt.graph.context import Context
 from hugginggpt.graph.state import ResultStatus, State, SubtaskResult
+from hugginggpt.nodes.execution.cache import CACHE_FILE
 from hugginggpt.tools.errors import LimitExceededError
 from hugginggpt.tools.experts.availability import model_cards
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
@@ -53,6 +54,9 @@ class Job:
     """The run's ``max_run_s``, for the message when the deadline is reached."""
     artifact_url: str | None = None
     """Where the server serves this run's artifacts (outputs then carry ``url``)."""
+    cache: dict[str, Any] | None = None
+    """:class:`~hugginggpt.nodes.execution.cache.CacheSettings` fields (None: the run
+    does not use the result cache)."""
 
 
 DEADLINE_GRACE_S = 2.0
@@ -88,6 +92,8 @@ def make_jobs(state: State, context: Context, board: str, deadline: float) -> li
         model for model, yes in state.downloads.items() if yes)}  # downloads agreed to
     thread_id = str(get_config().get("configurable", {}).get("thread_id", "default"))
     workspace = str(Path(context.workspace).resolve())
+    cache = ({"path": str(Path(workspace) / CACHE_FILE), "ttl_s": context.cache_ttl_s,
+              "max_entries": context.cache_max_entries} if context.cache else None)
     jobs = []
     for st in state.plan:
         selection = state.selections.get(st.id)
@@ -112,6 +118,7 @@ def make_jobs(state: State, context: Context, board: str, deadline: float) -> li
             settings=settings, deadline=deadline, max_run_s=context.max_run_s,
             artifact_url=context.artifact_url,
             max_file_bytes=int(context.max_file_mb * 1024 * 1024),
+            cache=cache,
         ))
     return jobs
 

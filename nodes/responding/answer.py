@@ -84,9 +84,21 @@ def _done(st: Subtask, result: SubtaskResult, request: str) -> str:
         task=st.task, outputs=result.outputs, args=st.args, request=request,
         model=result.model or "",
         probabilities=_probabilities(st.task, result.model, result.backend)))
+    if result.cached:
+        sentence = _from_cache(sentence)
     if limits := _limits(st.task, result.model, result.backend):
         sentence += f"\nNote: {limits}"
     return sentence
+
+
+def _from_cache(sentence: str) -> str:
+    """The step's sentence saying its outputs came from the result cache (on its first
+    line, before the full stop)."""
+    first, newline, rest = sentence.partition("\n")
+    first = first.rstrip()
+    marked = (f"{first[:-1]} (from the cache)." if first.endswith(".")
+              else f"{first} (from the cache)")
+    return marked + newline + rest
 
 
 def _short(error: str) -> str:
@@ -201,6 +213,8 @@ def details(plan: list[Subtask], selections: dict[int, Selection],
         ran = f" by {result.model} ({result.backend})" if result.model else ""
         if result.endpoint:
             ran += f" at {result.endpoint}"
+        if result.cached:
+            ran += " from the cache"
         lines.append(f"  {result.status}{ran} in {result.latency_s:.2f} s, "
                      f"{result.attempts} attempt(s)")
         for attempt in result.attempt_log:

@@ -102,4 +102,11 @@ async def simulate(ctx: ToolContext, **args: Any) -> dict[str, Any]:
     return await in_thread(spoil, fault, outputs, ctx)
 
 
-register_tool(simulate, ANY_TASK, backend=DRY_RUN_BACKEND, simulated=True, name="simulate")
+def _deterministic() -> bool:
+    """The placeholders depend on the task alone, so a dry run's results may be reused
+    (the result cache); not when the run injects faults, which are drawn per call."""
+    return not backend_settings(DRY_RUN_BACKEND).get("faults")
+
+
+register_tool(simulate, ANY_TASK, backend=DRY_RUN_BACKEND, simulated=True, name="simulate",
+              deterministic=_deterministic)

@@ -89,6 +89,22 @@ class Tool:
     """Why a model cannot run here now (None: it can), for backends that can say why; a
     tool that gives it and no ``available`` can run exactly the models it has no reason
     against, so the reason shown and the choice made never disagree."""
+    deterministic: bool | Callable[[], bool] | None = None
+    """Whether the same inputs always give the same outputs, so that a result may be
+    reused (the result cache): True (a fixed seed, greedy decoding, a rule-based
+    engine), False (it samples, or its model id does not say which model answers), a
+    function asked during the run (the run's settings decide: a dry run with faults), or
+    None: its task type's default (:attr:`TaskType.nondeterministic`)."""
+
+    def is_deterministic(self, task: str) -> bool:
+        """Whether this tool's outputs for ``task`` depend on its inputs alone (asked
+        inside a run: a function may read the run's settings)."""
+        if callable(self.deterministic):
+            return bool(self.deterministic())
+        if self.deterministic is not None:
+            return self.deterministic
+        task_type = get_task_type(task)
+        return task_type is not None and not task_type.nondeterministic
 
     def serves(self, task: str, model: str) -> bool:
         return self.task in (task, ANY_TASK) and (self.models is None or model in self.models)
@@ -158,6 +174,7 @@ def register_tool(
     available: Callable[[str], bool] | None = None,
     cards: Iterable[ModelCard] = (),
     unavailable: Callable[[str], str | None] | None = None,
+    deterministic: bool | Callable[[], bool] | None = None,
 ) -> Tool:
     """Register ``fn`` as the tool for ``task`` on ``backend``; later registrations of the
     same (task, backend, models) replace earlier ones.
@@ -169,6 +186,8 @@ def register_tool(
         cards: model cards for models the catalog does not list.
         unavailable: says why a model cannot run now (None when it can); without
             ``available`` it decides alone.
+        deterministic: whether the same inputs give the same outputs (see
+            :attr:`Tool.deterministic`); None: the task type's default.
 
     Raises:
         ToolDefinitionError: the task type is unknown, the return annotation is missing,
@@ -237,6 +256,7 @@ def register_tool(
         available=available,
         cards=tuple(cards),
         unavailable=unavailable,
+        deterministic=deterministic,
     )
     _TOOLS[:] = [
         t for t in _TOOLS if (t.task, t.backend, t.models) != (task, backend, model_ids)
@@ -253,12 +273,13 @@ def tool(
     risk: str = "read-only",
     available: Callable[[str], bool] | None = None,
     cards: Iterable[ModelCard] = (),
+    deterministic: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator form of :func:`register_tool`; returns the function unchanged."""
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         register_tool(fn, task, backend=backend, models=models, risk=risk,
-                      available=available, cards=cards)
+                      available=available, cards=cards, deterministic=deterministic)
         return fn
 
     return decorate

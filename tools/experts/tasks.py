@@ -60,6 +60,10 @@ class TaskType:
     args: tuple[Arg, ...]
     outputs: tuple[Output, ...]
     aliases: tuple[str, ...] = field(default=())
+    nondeterministic: bool = False
+    """Its models usually sample (an image from a prompt, free text): the same inputs
+    give another output next time, so a result is not reused (the result cache) unless
+    the tool declares itself deterministic (a fixed seed, greedy decoding)."""
 
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)
@@ -120,8 +124,10 @@ def _declare(
     args: Iterable[Arg],
     outputs: Iterable[Output],
     aliases: Iterable[str] = (),
+    nondeterministic: bool = False,
 ) -> None:
-    register_task_type(TaskType(name, description, tuple(args), tuple(outputs), tuple(aliases)))
+    register_task_type(TaskType(name, description, tuple(args), tuple(outputs), tuple(aliases),
+                                nondeterministic=nondeterministic))
 
 
 _TEXT = Arg("text", "text", description="the input text")
@@ -147,11 +153,13 @@ _declare("question-answering", "Answer a question from a context text.",
          [_QUESTION, Arg("text", "text", description="the context to answer from")],
          [Output("text", "text")])
 _declare("text-generation", "Continue or answer a prompt with generated text.",
-         [_TEXT], [Output("text", "text")])
+         [_TEXT], [Output("text", "text")],
+         nondeterministic=True)
 _declare("text2text-generation", "Rewrite a text into another text (instructions, paraphrase).",
          [_TEXT], [Output("text", "text")])
 _declare("conversational", "Reply to a message as a chat assistant.",
-         [_TEXT], [Output("text", "text")], aliases=["chat"])
+         [_TEXT], [Output("text", "text")], aliases=["chat"],
+         nondeterministic=True)
 _declare("sentence-similarity",
          "How similar two texts are in meaning (cosine of sentence embeddings, -1..1).",
          [Arg("text", "text", description="the first text"),
@@ -191,14 +199,17 @@ _declare("image-text-to-text",
          "(describe it in detail, read it, reason about it).",
          [_IMAGE, Arg("text", "text", required=False,
                       description="the instruction or question (default: describe the image)")],
-         [Output("text", "text")], aliases=["vision-language", "vlm"])
+         [Output("text", "text")], aliases=["vision-language", "vlm"],
+         nondeterministic=True)
 _declare("image-to-image", "Transform an image, optionally following a text instruction.",
          [_IMAGE, Arg("text", "text", required=False, description="what to change")],
          [Output("image", "image")], aliases=["image-editing"])
 _declare("text-to-image", "Generate an image from a text prompt.",
-         [_TEXT], [Output("image", "image")])
+         [_TEXT], [Output("image", "image")],
+         nondeterministic=True)
 _declare("text-to-video", "Generate a short video from a text prompt.",
-         [_TEXT], [Output("video", "video")])
+         [_TEXT], [Output("video", "video")],
+         nondeterministic=True)
 _declare("visual-question-answering", "Answer a question about an image.",
          [_IMAGE, _QUESTION], [Output("text", "text")], aliases=["vqa"])
 _declare("document-question-answering",

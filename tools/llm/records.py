@@ -2,7 +2,9 @@
 
 A call's record holds who asked, which endpoint answered, what it cost and how it ended,
 and (for the thread's trace and replay) the prompt and the reply, clipped and without
-secrets. Totals are always derived from the records (:func:`usage_totals`).
+secrets. In a graph with a store the prompt and the reply live in the store instead, under
+the call's ``call_id`` (:mod:`hugginggpt.tools.llm.transcripts`), and the state keeps the rest.
+Totals are always derived from the records (:func:`usage_totals`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import uuid
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -59,6 +62,10 @@ class LLMCall(BaseModel):
     outcome: str | None = None
     """On the last attempt of a call that failed everywhere: what the run was told."""
     replayed: bool = False
+    call_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:16])
+    """The call's key for its prompt and reply in the thread's store (records written
+    before the store held their text get a fresh id on loading, found nowhere: their
+    text is inline)."""
 
 
 def _text(content: Any) -> str:

@@ -141,6 +141,7 @@ class Recording:
         calls.append(answer.model_copy(update={
             "llm": f"replay of {answer.llm}", "turn": turn, "digest": digest,
             "request": request, "replayed": True, "latency_s": 0.0, "attempt": 1,
+            "call_id": LLMCall(role=role, llm="", ok=True).call_id,  # a call of its own
         }))
         return _message(answer)
 

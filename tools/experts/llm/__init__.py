@@ -82,7 +82,8 @@ def _register(fn: Callable[..., Any], task: str, does: str, latency_s: float) ->
                      license="the LLM provider's terms", languages=["multilingual"],
                      expected_latency_s=latency_s, library_name="llm")
     register_tool(fn, task, backend=LLM_BACKEND, models=[LLM_EXPERT], cards=[card],
-                  available=llm_available, unavailable=_why_not, risk="network")
+                  available=llm_available, unavailable=_why_not, risk="network",
+                  deterministic=False)  # "llm/expert" is a role: the endpoint answering varies
 
 
 _register(summarization, "summarization",

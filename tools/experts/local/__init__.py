@@ -235,7 +235,13 @@ LIBRARIES: dict[str, frozenset[str]] = {
 tool loads; a card of another library (a diffusers image editor for image-to-image, a
 pickled scikit-learn model) cannot run here."""
 
+GREEDY_OR_SEEDED = frozenset({"text-generation", "conversational", "text-to-image"})
+"""Generative task types this backend runs deterministically (greedy decoding, a fixed
+seed for diffusion), so their results may be reused; its image-text-to-text follows the
+model's own generation settings, which may sample."""
+
 for _task, _fn in TOOLS.items():
     register_tool(_fn, _task, backend=LOCAL_BACKEND,
                   available=functools.partial(_available_for, _task),
-                  unavailable=functools.partial(_reason_for, _task))
+                  unavailable=functools.partial(_reason_for, _task),
+                  deterministic=True if _task in GREEDY_OR_SEEDED else None)
