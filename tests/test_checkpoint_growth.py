@@ -41,10 +41,13 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 def _turn(capsys: Any, workspace: Path, llm_server: Any, thread: str, n: int) -> None:
     llm_server.script("planner", {"tool_args": PLAN})
     llm_server.script("responder", {"content": f"Bonjour ({n})."})
+    # --no-cache: each turn runs its expert, as the replay does (a turn served from the
+    # result cache tells the responder so, and a replay, which runs the experts again,
+    # would then see a different prompt)
     code, _, err = _cli(capsys, "run", f"Translate hello into French ({n})", "--llm",
                         "scripted", "--llm-base-url", llm_server.url, "--dry-run",
                         "--latency-scale", "0.01", "--planner", "llm", "--thread", thread,
-                        "--workspace", str(workspace))
+                        "--workspace", str(workspace), "--no-cache")
     assert code == 0, err
 
 

@@ -77,6 +77,23 @@ class DevServer:
                 self.proc.kill()
 
 
+def start_deployment(folder: Path, env: dict[str, str]) -> DevServer:
+    """A started server of a deployment whose environment is only ``env``: none of the
+    user's keys, saved Hugging Face login or ``HUGGINGGPT_*`` settings; offline, with its
+    workspace in ``folder`` and the dry-run latency scaled down. (For module fixtures,
+    which start before the per-test ones that clear the environment.)"""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(os.environ):
+            if name.startswith(("HUGGINGGPT_", "OPENAI_", "HF_", "HUGGINGFACE")):
+                patch.delenv(name)
+        patch.setenv("HF_HOME", str(folder / "hf-home"))
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        dev = DevServer(folder, {"HUGGINGGPT_WORKSPACE": str(folder / "ws"),
+                                 "HUGGINGGPT_DRY_RUN_SCALE": "0.01", **env})
+        dev.start()
+    return dev
+
+
 @pytest.fixture
 def server(tmp_path: Path):
     # the workspace and the test knob are the deployment's: a caller may not set them

@@ -11,7 +11,6 @@ import base64
 import hashlib
 import io
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ import httpx
 import pytest
 from PIL import Image, ImageDraw
 
-from tests.test_served import DevServer
+from tests.test_served import DevServer, start_deployment
 
 ALICE, BOB = "alice-key-0123456789abcdef", "bob-key-0123456789abcdef"
 
@@ -28,16 +27,7 @@ ALICE, BOB = "alice-key-0123456789abcdef", "bob-key-0123456789abcdef"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     folder = tmp_path_factory.mktemp("served-product")
-    with pytest.MonkeyPatch.context() as patch:
-        for name in list(os.environ):
-            if name.startswith(("HUGGINGGPT_", "OPENAI_", "HF_", "HUGGINGFACE")):
-                patch.delenv(name)
-        patch.setenv("HF_HOME", str(folder / "hf-home"))
-        patch.setenv("HF_HUB_OFFLINE", "1")
-        dev = DevServer(folder, {
-            "HUGGINGGPT_WORKSPACE": str(folder / "ws"), "HUGGINGGPT_DRY_RUN_SCALE": "0.01",
-            "HUGGINGGPT_API_KEYS": f"alice={ALICE},bob={BOB}"})
-        dev.start()
+    dev = start_deployment(folder, {"HUGGINGGPT_API_KEYS": f"alice={ALICE},bob={BOB}"})
     yield dev
     dev.stop()
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.test_served import DevServer
+from tests.test_served import DevServer, start_deployment
 
 PLAN = [{"id": 0, "task": "summarization", "dep": [], "args": {"text": "A long story."}}]
 
@@ -24,16 +23,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     callers choose the LLM and the endpoints (``HUGGINGGPT_CALLER_SETTINGS``), which a
     deployment keeps to itself by default."""
     folder = tmp_path_factory.mktemp("served-settings")
-    with pytest.MonkeyPatch.context() as patch:
-        for name in list(os.environ):
-            if name.startswith(("HUGGINGGPT_", "OPENAI_", "HF_", "HUGGINGFACE")):
-                patch.delenv(name)
-        patch.setenv("HF_HOME", str(folder / "hf-home"))
-        patch.setenv("HF_HUB_OFFLINE", "1")
-        dev = DevServer(folder, {
-            "HUGGINGGPT_WORKSPACE": str(folder / "ws"), "HUGGINGGPT_DRY_RUN_SCALE": "0.01",
-            "HUGGINGGPT_CALLER_SETTINGS": "llm,llm_base_url,llm_routing,hf_endpoints"})
-        dev.start()
+    dev = start_deployment(folder, {"HUGGINGGPT_CALLER_SETTINGS": "llm,llm_base_url,llm_routing,hf_endpoints"})
     yield dev
     dev.stop()
 

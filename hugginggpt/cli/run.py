@@ -131,6 +131,8 @@ _FLAGS = {"subtask_timeout_s": "--subtask-timeout", "max_run_s": "--max-run-time
 def _warm_up() -> None:
     """Load the sentence-embedding model (the planner's and the ranking's) while the
     graph is built."""
+    import numpy  # noqa: F401  (here first: two threads importing it at once can fail)
+
     from hugginggpt.tools.experts.lite.engines import text_encoder
 
     threading.Thread(target=text_encoder, name="warm-up", daemon=True).start()
