@@ -49,7 +49,7 @@ from hugginggpt.tools.errors import (
 from hugginggpt.tools.experts.tasks import task_types
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, ConfigError, has_llm, routing_config
-from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
+from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replay import ReplayedFailureError
 from hugginggpt.tools.llm.replies import reply_text
@@ -127,7 +127,7 @@ def ask_planner(
     request: the router then sends it to the strongest endpoint.
 
     Raises:
-        LLMNotConfiguredError, PlanParseError, or one of ``LLM_CALL_ERRORS``.
+        LLMNotConfiguredError, PlanParseError, or one of ``llm_call_errors()``.
     """
     # A JSON schema rather than the pydantic class: every chat model integration takes it,
     # and the validator, not pydantic, decides what is wrong with a plan.
@@ -203,7 +203,7 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
             planner = f"llm: {calls[-1].llm}"
         except LLMNotConfiguredError as exc:
             return update | _abort(str(exc), planner="none")
-        except LLM_CALL_ERRORS as exc:
+        except llm_call_errors() as exc:
             if context.planner == "auto" and not isinstance(exc, LLMBudgetError):
                 why = _fallback(exc, calls)  # a spent budget is the user's limit: no fallback
                 if calls:  # the trace tells it, and a replay tells it the same

@@ -32,7 +32,7 @@ from hugginggpt.tools.errors import LLMNotConfiguredError
 from hugginggpt.tools.experts.registry import find_tools
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import ConfigError, routing_config
-from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
+from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import reply_text
 from hugginggpt.tools.llm.transcripts import keep
@@ -200,7 +200,7 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         except LLMNotConfiguredError:
             responder = "template (no LLM configured)"
             text = template_response(state)
-        except LLM_CALL_ERRORS as exc:
+        except llm_call_errors() as exc:
             responder = "template (responder LLM failed)"
             failure = describe_llm_error(exc, "responder")  # variable names keep their case
             text = template_response(state, _capital(clip(failure, _MAX_WHY)))

@@ -35,7 +35,7 @@ from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.kinds import generated_refs, kind_of_literal
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import describe_llm, has_llm
-from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
+from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import json_candidates, reply_text
 from hugginggpt.tools.llm.transcripts import keep
@@ -43,7 +43,11 @@ from hugginggpt.tools.llm.transcripts import keep
 __all__ = ["select", "route_after_select", "ModelChoice"]
 
 
-_SELECTOR_ERRORS: tuple[type[BaseException], ...] = (*LLM_CALL_ERRORS, LLMNotConfiguredError)
+def _selector_errors() -> tuple[type[BaseException], ...]:
+    """What makes the selector LLM fall back on ranking (evaluated when matched: see
+    :func:`~hugginggpt.tools.llm.errors.llm_call_errors`)."""
+    return (*llm_call_errors(), LLMNotConfiguredError)
+
 
 
 class ModelChoice(BaseModel):
@@ -102,7 +106,7 @@ def _choose(
     except ValidationError as exc:
         return ranked, (f"close call ({ranking}); the selector's answer was unusable "
                         f"({exc.error_count()} problems); took the top-ranked")
-    except _SELECTOR_ERRORS as exc:
+    except _selector_errors() as exc:
         failure = describe_llm_error(exc, "selector")
         return ranked, f"close call ({ranking}); {failure}; took the top-ranked"
     picked = next((c for c in close if c.model == answer.model), None)

@@ -21,39 +21,67 @@ is a module here with an ``add_parser(sub)`` that sets its ``handler``, listed i
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from types import ModuleType
 
-from hugginggpt.cli import demo, evaluate, mcp_server, models, replay, resume, run, trace, ui
-from hugginggpt.cli.common import (
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
-    UsageError,
-    exit_codes_help,
-    load_plugins,
-)
-from hugginggpt.graph.context import SettingsError
+from hugginggpt.cli.exits import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, exit_codes_help
 
 __all__ = ["main", "COMMANDS"]
 
-COMMANDS = (run, resume, trace, replay, evaluate, demo, models, mcp_server, ui)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run", "run a request through plan, select, execute, respond"),
+    "resume": ("resume", "continue a thread from its last checkpoint"),
+    "trace": ("trace", "show a thread's runs: LLM calls, tool calls, why each stopped"),
+    "replay": ("replay", "re-run a thread's latest run with its recorded LLM replies (no "
+                         "LLM is called)"),
+    "eval": ("evaluate", "measure the planner on a labelled set"),
+    "demo": ("demo", "run canned requests offline on sample inputs"),
+    "models": ("models", "the model catalog"),
+    "mcp": ("mcp_server", "serve the experts as MCP tools on stdin/stdout"),
+    "ui": ("ui", "the web UI: upload files, watch the plan run, approve, revisit threads"),
+}
+"""Each command's name -> its module in this package and its line in ``--help``.
+
+A command's module is imported only when that command runs (or asks for its own help):
+the modules import the graph, LangChain and the experts, about 2.5 s, which
+``hugginggpt --help`` and a mistyped command need not pay. ``tests/test_cli.py`` checks
+that each line here is the one its module's parser says."""
 
 
-def _parser() -> argparse.ArgumentParser:
+def command_module(name: str) -> ModuleType:
+    """The module of the command ``name`` (a key of :data:`COMMANDS`)."""
+    return importlib.import_module(f"hugginggpt.cli.{COMMANDS[name][0]}")
+
+
+def _parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser: every command's in full, or, given the arguments, only the chosen
+    command's (the others by name and help line, which is all that a top-level
+    ``--help`` or a usage error shows)."""
     parser = argparse.ArgumentParser(
         prog="hugginggpt",
         description="HuggingGPT on LangGraph: an LLM plans, Hugging Face experts execute.",
         epilog=exit_codes_help(), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add_parser(sub)
+    chosen = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
+    for name, (_, help_line) in COMMANDS.items():
+        if argv is None or name == chosen:
+            command_module(name).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_line)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; returns its exit code (see :data:`~hugginggpt.cli.common.EXIT_CODES`:
+    """Run one command; returns its exit code (see :data:`~hugginggpt.cli.exits.EXIT_CODES`:
     one per outcome of a run; 2 for bad input)."""
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser(argv).parse_args(argv)
+    # a command that parsed has its module loaded, which loads these
+    from hugginggpt.cli.common import load_plugins
+    from hugginggpt.graph.context import SettingsError
+
     try:
         load_plugins(getattr(args, "plugin", []))
         return int(args.handler(args))

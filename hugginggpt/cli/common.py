@@ -21,6 +21,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from hugginggpt.cli.exits import (
+    EXIT_ABORTED,
+    EXIT_CODES,
+    EXIT_DIFFERENT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    EXIT_USAGE,
+    EXIT_WAITING,
+    UsageError,
+    exit_codes_help,
+)
 from hugginggpt.graph.checkpoint import sqlite_path
 from hugginggpt.graph.context import Context, SettingsError, env_names, settings_of
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_from_json
@@ -33,46 +46,6 @@ __all__ = ["UsageError", "EXIT_OK", "EXIT_DIFFERENT", "EXIT_USAGE", "EXIT_PARTIA
            "exit_codes_help", "add_common", "thread_id_arg", "load_plugins", "read_plan",
            "checked", "settings_path", "state_dir", "index_thread", "absolute_checkpoint_url",
            "saved_settings", "saved_checkpoint_url", "with_credentials", "who"]
-
-EXIT_OK = 0
-EXIT_DIFFERENT = 1
-"""``replay``: the outcome differs from the recording (also Python's code for an
-unexpected error, which prints its traceback)."""
-EXIT_USAGE = 2
-EXIT_PARTIAL, EXIT_FAILED, EXIT_ABORTED, EXIT_WAITING = 3, 4, 5, 6
-EXIT_INTERRUPTED = 130
-
-EXIT_CODES: dict[str, tuple[int, str]] = {
-    "completed": (EXIT_OK, "every planned subtask done (or none was needed: answered "
-                           "directly)"),
-    "partial": (EXIT_PARTIAL, "some subtasks done, the others failed or skipped (see "
-                              "results)"),
-    "failed": (EXIT_FAILED, "there was a plan, but no subtask was done"),
-    "aborted": (EXIT_ABORTED, "nothing could go on: no valid plan, the LLM planner down, "
-                              "the plan rejected"),
-    "waiting": (EXIT_WAITING, "waiting for an approval: hugginggpt resume --thread ID "
-                              "--approve | --reject | --plan"),
-    "interrupted": (EXIT_INTERRUPTED, "stopped before its end (Ctrl-C): hugginggpt resume "
-                                      "--thread ID"),
-}
-"""A run's status -> its exit code (``run`` and ``resume``) and what it means."""
-
-
-def exit_codes_help() -> str:
-    """The exit codes, for ``hugginggpt --help``."""
-    rows = [f"  {code:>3}  {status:<11}  {meaning}"
-            for status, (code, meaning) in EXIT_CODES.items()]
-    return "\n".join([
-        "exit codes of run and resume (the run's status, as in --json):", *rows,
-        f"  {EXIT_USAGE:>3}  usage        bad input (a flag, a file, a thread): nothing ran",
-        f"  {EXIT_DIFFERENT:>3}  differs      replay: the outcome differs from the "
-        "recording (Python uses 1 for an unexpected error too)",
-    ])
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as is, exit code 2."""
-
 
 def add_common(p: argparse.ArgumentParser) -> None:
     """Options of every command that works on a thread."""

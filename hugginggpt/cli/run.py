@@ -129,12 +129,13 @@ _FLAGS = {"subtask_timeout_s": "--subtask-timeout", "max_run_s": "--max-run-time
 
 
 def _warm_up() -> None:
-    """Load the sentence-embedding model (used to rank models) while planning runs."""
+    """Load the sentence-embedding model (the planner's and the ranking's) while the
+    graph is built."""
     import numpy  # noqa: F401  (here first: two threads importing it at once can fail)
 
-    from hugginggpt.tools.experts.lite.engines import minilm
+    from hugginggpt.tools.experts.lite.engines import text_encoder
 
-    threading.Thread(target=minilm, name="warm-up", daemon=True).start()
+    threading.Thread(target=text_encoder, name="warm-up", daemon=True).start()
 
 
 def _run(args: argparse.Namespace) -> int:

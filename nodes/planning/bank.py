@@ -2,12 +2,18 @@
 
 The offline planner adapts the nearest example to a new request; the LLM planner gets the
 nearest few as few-shot examples. Requests are embedded with the bundled all-MiniLM-L6-v2
-(once per process for the bank).
+(without torch, :func:`~hugginggpt.tools.experts.lite.text_encoder`). The bank's vectors
+are computed once and kept on disk (:func:`~hugginggpt.tools.env.cache_dir`), keyed by
+the model and the very texts embedded, so a changed example or a changed ``key`` is
+embedded afresh and a new process reads them in milliseconds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.nodes.planning.reading import request_shape
+from hugginggpt.tools.env import cache_dir
 
 __all__ = ["BankExample", "PlanBank", "DEFAULT_BANK", "load_bank"]
 
@@ -49,12 +56,7 @@ class PlanBank:
     def _embeddings(self) -> Any:
         with self._lock:
             if self._matrix is None:
-                from hugginggpt.tools.experts.lite import minilm
-
-                self._matrix = minilm().encode(
-                    [self.key(e.request) for e in self.examples], normalize_embeddings=True,
-                    batch_size=64,
-                )
+                self._matrix = _cached_vectors([self.key(e.request) for e in self.examples])
             return self._matrix
 
     def nearest(self, request: str, k: int = 4) -> list[tuple[BankExample, float]]:
@@ -67,12 +69,12 @@ class PlanBank:
         """:meth:`nearest` for several requests, embedded in one call. Each is clipped
         to its first 2,000 characters after ``key``: an instruction longer than that is
         rare, and a long one would cost time in proportion to its length."""
-        from hugginggpt.tools.experts.lite import minilm
+        from hugginggpt.tools.experts.lite import text_encoder
 
         if not requests:
             return []
         matrix = self._embeddings()
-        queries = minilm().encode([self.key(r)[:2000] for r in requests],
+        queries = text_encoder().encode([self.key(r)[:2000] for r in requests],
                                   normalize_embeddings=True)
         found = []
         for query in queries:
@@ -80,6 +82,35 @@ class PlanBank:
             order = scores.argsort()[::-1][:k]
             found.append([(self.examples[i], float(scores[i])) for i in order])
         return found
+
+
+def _cached_vectors(texts: list[str]) -> Any:
+    """The normalised embeddings of ``texts``, read from the cache folder when the same
+    model embedded the same texts before; else computed and written there (atomically:
+    a concurrent process reads a whole file or none). A folder that cannot be written
+    costs only the time to embed again."""
+    import numpy as np
+
+    from hugginggpt.tools.experts.lite import MINILM, text_encoder
+
+    digest = hashlib.sha256(json.dumps([MINILM, "mean, normalised", texts]).encode())
+    path = cache_dir() / "bank" / f"{digest.hexdigest()[:32]}.npy"
+    try:
+        matrix = np.load(path)
+        if matrix.shape == (len(texts), matrix.shape[1]) and matrix.dtype == np.float32:
+            return matrix
+    except (OSError, ValueError):
+        pass
+    matrix = np.asarray(text_encoder().encode(texts, normalize_embeddings=True,
+                                              batch_size=64), dtype=np.float32)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as f:
+            np.save(f, matrix)
+        os.replace(f.name, path)
+    except OSError:
+        pass
+    return matrix
 
 
 @lru_cache(maxsize=4)

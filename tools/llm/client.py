@@ -44,7 +44,7 @@ from hugginggpt.tools.llm.config import (
     routing_config,
 )
 from hugginggpt.tools.llm.credentials import api_key, hf_token, missing_credentials
-from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
+from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall, recorded_reply, recorded_request, request_digest
 from hugginggpt.tools.llm.router import ROUTER
 from hugginggpt.tools.llm.settings import LLMSettings
@@ -279,7 +279,7 @@ def complete(
         LLMCredentialsError: the role's endpoints lack their keys or tokens (the message
             names the variables); no request was made.
         LLMCallError: every endpoint failed (the message lists each failure), or one of
-            ``LLM_CALL_ERRORS`` when the role has a single endpoint.
+            ``llm_call_errors()`` when the role has a single endpoint.
     """
     digest = request_digest(role, messages)
     _check_budget(settings, role, calls, spent)
@@ -326,7 +326,7 @@ def complete(
             ROUTER.failed(ticket, config, _error(exc))
             calls.append(LLMCall(**record, ok=False, error=_error(exc),
                                  latency_s=round(latency, 4)))
-            if not isinstance(exc, LLM_CALL_ERRORS):
+            if not isinstance(exc, llm_call_errors()):
                 raise  # a bug, not an endpoint failure
             failures.append((endpoint, exc))
             continue

@@ -1,28 +1,46 @@
-"""The exceptions that mean "the LLM endpoint failed", as opposed to a bug."""
+"""The exceptions that mean "the LLM endpoint failed", as opposed to a bug.
+
+``openai`` is not imported here: its types take about 0.9 s to import, and a run with no
+LLM configured never builds a client. An openai exception can only be raised once
+``openai`` has been imported, so :func:`llm_call_errors` adds its classes when it is in
+``sys.modules`` and is exact either way.
+"""
 
 from __future__ import annotations
 
-import httpx
-import openai
+import sys
+from typing import Any
 
 from hugginggpt.tools.errors import LLMCallError
 from hugginggpt.tools.redact import redact
 
-__all__ = ["LLM_CALL_ERRORS", "describe_llm_error"]
+__all__ = ["llm_call_errors", "describe_llm_error"]
 
-LLM_CALL_ERRORS: tuple[type[BaseException], ...] = (
-    openai.APIError,
-    httpx.HTTPError,
-    TimeoutError,
-    ConnectionError,
-    LLMCallError,
-)
-try:
-    from huggingface_hub.errors import HfHubHTTPError
+_ALWAYS: tuple[type[BaseException], ...] = (TimeoutError, ConnectionError, LLMCallError)
 
-    LLM_CALL_ERRORS += (HfHubHTTPError,)
-except ImportError:  # pragma: no cover - huggingface_hub ships with langchain-huggingface
-    pass
+
+def llm_call_errors() -> tuple[type[BaseException], ...]:
+    """The exception classes that mean an endpoint failed, for ``except`` clauses:
+    evaluated when an exception is being matched, so it names only the libraries (openai,
+    httpx, huggingface_hub) that are loaded and could have raised it."""
+    found = list(_ALWAYS)
+    if (openai := sys.modules.get("openai")) is not None:
+        found.append(openai.APIError)
+    if (httpx := sys.modules.get("httpx")) is not None:
+        found.append(httpx.HTTPError)
+    if (hub_errors := sys.modules.get("huggingface_hub.errors")) is not None:
+        found.append(hub_errors.HfHubHTTPError)
+    return tuple(found)
+
+
+def _loaded(module: str, name: str) -> Any:
+    """``module.name`` if that module is loaded, else a class nothing is an instance of."""
+    loaded = sys.modules.get(module)
+    return getattr(loaded, name) if loaded is not None else _Never
+
+
+class _Never(BaseException):
+    """Stands for a class of a library that is not loaded: never raised."""
 
 
 def describe_llm_error(exc: BaseException, label: str) -> str:
@@ -36,13 +54,15 @@ def _describe(exc: BaseException, label: str) -> str:
     if isinstance(exc, LLMCallError):
         return f"the LLM {label} failed: {str(exc)[:900]} (check each endpoint and its logs)"
     # a timeout first: openai's APITimeoutError is also an APIConnectionError
-    if isinstance(exc, (openai.APITimeoutError, TimeoutError, httpx.TimeoutException)):
+    if isinstance(exc, (_loaded("openai", "APITimeoutError"), TimeoutError,
+                        _loaded("httpx", "TimeoutException"))):
         hint = "the endpoint did not answer in time; raise HUGGINGGPT_LLM_TIMEOUT or try later"
-    elif isinstance(exc, (openai.APIConnectionError, httpx.ConnectError, ConnectionError)):
+    elif isinstance(exc, (_loaded("openai", "APIConnectionError"),
+                          _loaded("httpx", "ConnectError"), ConnectionError)):
         hint = "is the server running, and is --llm-base-url right?"
-    elif isinstance(exc, openai.AuthenticationError):
+    elif isinstance(exc, _loaded("openai", "AuthenticationError")):
         hint = "check OPENAI_API_KEY (or HUGGINGGPT_LLM_API_KEY)"
-    elif isinstance(exc, openai.NotFoundError):
+    elif isinstance(exc, _loaded("openai", "NotFoundError")):
         hint = "check the model name given with --llm"
     elif (status := getattr(exc, "status_code", None)) is not None:
         hint = f"the endpoint answered HTTP {status}; check its logs, or retry later"

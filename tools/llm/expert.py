@@ -26,7 +26,7 @@ from hugginggpt.tools.errors import LLMBudgetError, LLMNotConfiguredError, ToolE
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import EXPERT_ROLE, ConfigError, describe_llm, routing_config
 from hugginggpt.tools.llm.credentials import missing_credentials
-from hugginggpt.tools.llm.errors import LLM_CALL_ERRORS, describe_llm_error
+from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall
 from hugginggpt.tools.llm.replies import reply_text
 from hugginggpt.tools.llm.settings import LLMSettings
@@ -144,7 +144,7 @@ class SubtaskLLM:
             raise
         except LLMNotConfiguredError:
             raise ToolExecutionError(NO_LLM) from None
-        except LLM_CALL_ERRORS as exc:
+        except llm_call_errors() as exc:
             raise ToolExecutionError(describe_llm_error(exc, EXPERT_ROLE)) from exc
         finally:
             self._run._release(self.calls, new)

@@ -32,8 +32,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from huggingface_hub import InferenceClient
-
 from hugginggpt.tools.experts.hf_inference.client import (
     HF_INFERENCE_BACKEND,
     HFInferenceConfig,
@@ -121,18 +119,34 @@ _TOOLS: dict[str, tuple[Callable[..., Any], str]] = {
 depth-estimation or text2text-generation, so this backend does not offer them."""
 
 
+@functools.cache
+def _client_methods() -> frozenset[str]:
+    """The installed ``InferenceClient``'s methods (its module takes about 0.7 s to
+    import, so it is asked only when a model of this backend could otherwise run)."""
+    from huggingface_hub import InferenceClient
+
+    return frozenset(m for m in dir(InferenceClient) if callable(getattr(InferenceClient, m)))
+
+
+def _why_not(task: str, method: str, model: str) -> str | None:
+    reason = unavailable_reason(task, model)
+    if reason is None and method not in _client_methods():
+        return f"the installed huggingface_hub's InferenceClient has no {method}"
+    return reason
+
+
 def _register() -> dict[str, Tool]:
     return {
         task: register_tool(on_the_loop(fn), task, backend=HF_INFERENCE_BACKEND,
-                            unavailable=functools.partial(unavailable_reason, task),
+                            unavailable=functools.partial(_why_not, task, method),
                             name=f"{HF_INFERENCE_BACKEND}:{task}", risk="network")
         for task, (fn, method) in _TOOLS.items()
-        if callable(getattr(InferenceClient, method, None))
     }
 
 
 REGISTERED_TASKS: tuple[str, ...] = tuple(_register())
-"""The task types this backend serves with the installed huggingface_hub."""
+"""The task types this backend has an adapter for; one whose client method the installed
+huggingface_hub lacks is registered but never available (:func:`_why_not`)."""
 
 
 install_log_redaction()  # huggingface_hub's loggers carry request URLs and errors

@@ -22,10 +22,9 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit
 
-from huggingface_hub import AsyncInferenceClient, InferenceClient
 from huggingface_hub.errors import (
     HfHubHTTPError,
     InferenceTimeoutError,
@@ -34,12 +33,14 @@ from huggingface_hub.errors import (
     TextGenerationError,
 )
 from huggingface_hub.errors import ValidationError as TGIValidationError
-from huggingface_hub.inference._providers import get_provider_helper
 from huggingface_hub.utils import httpx as hub_httpx  # httpx2 in huggingface_hub 2.x
 
 from hugginggpt.tools.errors import ToolExecutionError, ToolTimeoutError, TransientToolError
 from hugginggpt.tools.experts.hf_inference.on_loop import Requests, current_requests
 from hugginggpt.tools.experts.registry import backend_settings
+
+if TYPE_CHECKING:  # the clients' module takes about 0.7 s to import: on first request
+    from huggingface_hub import InferenceClient
 
 __all__ = [
     "HF_INFERENCE_BACKEND",
@@ -249,6 +250,8 @@ class _OnTheLoop:
         self._requests = requests
 
     def __getattr__(self, method: str) -> Callable[..., Any]:
+        from huggingface_hub import AsyncInferenceClient
+
         if not callable(getattr(AsyncInferenceClient, method, None)):
             raise AttributeError(f"AsyncInferenceClient has no method {method!r}")
 
@@ -262,6 +265,8 @@ class _OnTheLoop:
         model = str(self._args["model"])
         if model.startswith(("http://", "https://")):
             return
+        from huggingface_hub.inference._providers import get_provider_helper
+
         task = _METHOD_TASKS.get(method, method.replace("_", "-"))
         helper = get_provider_helper(self._args.get("provider"), task=task, model=model)
         prepare = getattr(helper, "_prepare_mapping_info", None)  # huggingface_hub 1.x
@@ -269,6 +274,8 @@ class _OnTheLoop:
             prepare(model)
 
     async def _request(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        from huggingface_hub import AsyncInferenceClient
+
         async with AsyncInferenceClient(**self._args) as client:
             return await getattr(client, method)(*args, **kwargs)
 
@@ -277,6 +284,8 @@ def _call(model: str, run: Callable[[InferenceClient], T]) -> T:
     """Run one request on a fresh client, closed afterwards (it keeps the responses it
     streamed until then). On the async path (:func:`.on_loop.on_the_loop`) the request
     is made on the caller's loop, so cancelling the call cancels it."""
+    from huggingface_hub import InferenceClient
+
     config = current_config()
     client_args = _client_args(model, config)
     with _typed_errors(model):

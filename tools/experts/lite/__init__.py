@@ -53,6 +53,7 @@ from hugginggpt.tools.experts.lite.engines import (
     TEXTRANK,
     VADER,
     minilm,
+    text_encoder,
 )
 from hugginggpt.tools.experts.lite.faces import FACE_SUBJECTS, detect_faces
 from hugginggpt.tools.experts.lite.speech import automatic_speech_recognition, text_to_speech
@@ -70,7 +71,8 @@ from hugginggpt.tools.experts.lite.tools import (
 from hugginggpt.tools.experts.registry import register_tool
 
 __all__ = ["LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "LANGDETECT",
-           "TEXTRANK", "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES", "minilm"]
+           "TEXTRANK", "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES", "minilm",
+           "text_encoder"]
 
 
 def _register(

