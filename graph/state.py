@@ -216,9 +216,10 @@ def append_all(current: list[Any], updates: list[list[Any] | None]) -> list[Any]
 def add_all_messages(current: list[AnyMessage], updates: list[Any]) -> list[AnyMessage]:
     """LangChain's ``add_messages`` over a batch of updates (ids, replacements by id,
     ``RemoveMessage``), for ``messages`` as a ``DeltaChannel``."""
+    merged: Any = current
     for update in updates:
-        current = add_messages(current, update)
-    return current
+        merged = add_messages(merged, update)
+    return list(merged)
 
 
 

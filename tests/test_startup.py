@@ -152,3 +152,44 @@ def test_the_llm_error_module_does_not_load_openai(tmp_path):
         "assert describe_llm_error(ConnectionError('refused'), 'planner')\n"
         "assert ConnectionError in llm_call_errors()", tmp_path)
     assert "openai" not in loaded
+
+
+LANGUAGE_TEXTS = [
+    "what a lovely morning, is it positive?", "Quelle belle matinée, n'est-ce pas ?",
+    "Was für ein schöner Morgen heute", "¿Qué hermosa mañana, verdad?",
+    "今日はとても良い朝ですね", "Questa è una bella giornata di sole", "Это хорошее утро",
+]
+
+
+def _detections(factory) -> list[list[tuple[str, float]]]:
+    from langdetect import DetectorFactory
+
+    DetectorFactory.seed = 0
+    found = []
+    for text in LANGUAGE_TEXTS:
+        detector = factory.create()
+        detector.append(text)
+        found.append([(lang.lang, lang.prob) for lang in detector.get_probabilities()])
+    return found
+
+
+def test_langdetects_profiles_come_from_the_cache_with_the_same_answers(tmp_path, monkeypatch):
+    """langdetect's own loading, then the table written to the cache folder, then read
+    back from it (a new factory each time): the same languages with the same
+    probabilities, to the last bit."""
+    from langdetect import DetectorFactory, detector_factory
+
+    from hugginggpt.tools.experts.lite import engines
+
+    monkeypatch.setenv("HUGGINGGPT_CACHE_DIR", str(tmp_path))
+    theirs = DetectorFactory()
+    theirs.load_profile(detector_factory.PROFILES_DIRECTORY)
+    answers = []
+    for _ in range(2):  # the first fills the cache, the second reads it
+        ours = DetectorFactory()
+        ours.langlist, ours.word_lang_prob_map = engines._profile_table(ours)
+        answers.append(_detections(ours))
+    assert isinstance(ours.word_lang_prob_map, engines._Profiles)  # read from the cache
+    assert [f.suffix for f in sorted((tmp_path / "langdetect").iterdir())] == [".json", ".npy"]
+    assert answers[0] == answers[1] == _detections(theirs)
+    assert [found[0][0] for found in answers[1]] == ["en", "fr", "de", "es", "ja", "it", "ru"]
