@@ -11,7 +11,8 @@ Each tree is laid out as it installs (``graph/``, ``nodes/``, ``tools/`` linked 
 does) and put first on ``PYTHONPATH``, so the venv's editable install of this checkout
 is never what runs; each child checks that it imported its own tree. Children run in an
 empty folder, offline (``HF_HUB_OFFLINE``, no LLM key), each tree with its own cache
-folder (``HUGGINGGPT_CACHE_DIR``).
+folder (``HUGGINGGPT_CACHE_DIR``), and without the result cache (``HUGGINGGPT_CACHE=0``:
+every run runs its expert, as before that cache existed).
 
 The commands:
 
@@ -127,6 +128,9 @@ class Tree:
             "PYTHONPATH")}
         self.env.update(PYTHONPATH=str(self.tree), HF_HUB_OFFLINE="1",
                         HUGGINGGPT_CACHE_DIR=str(scratch / name / "cache"),
+                        # every run does the work: no result cache (the tree before has
+                        # none, and a run served from it would skip what is timed)
+                        HUGGINGGPT_CACHE="0",
                         BENCH_TREE=str(self.tree), BENCH_REQUEST=REQUEST,
                         PYTHONDONTWRITEBYTECODE="")
 
