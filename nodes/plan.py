@@ -105,8 +105,8 @@ def _messages(state: State, context: Context) -> list[BaseMessage]:
             max_subtasks=context.max_subtasks,
         )),
         HumanMessage(PLANNER_USER.format(
-            examples=_few_shot(state.request, context),
             history=f"Conversation so far:\n{history}\n" if history else "",
+            examples=_few_shot(state.request, context),
             request=state.request,
             files=", ".join(state.files) or "none",
         )),

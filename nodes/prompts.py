@@ -5,7 +5,9 @@ with the task types and ``max_subtasks``): what varies, the few-shot examples, t
 conversation, the request and the results, goes in the user message after it. An
 OpenAI-compatible provider caches a prompt's prefix that repeats from one request to
 the next, so the rules and task types are paid for in full once, not on every request
-(``benchmarks/prompts.py`` measures it).
+(``benchmarks/prompts.py`` measures it). In the planner's user message the conversation
+comes before the examples: a thread's next turn repeats its earlier turns, so they stay
+in the shared prefix too.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ needed (small talk, a question you can answer directly), return an empty list.
 Answer with JSON only: {{"subtasks": [...]}}."""
 
 PLANNER_USER = """\
-{examples}{history}Request: {request}
+{history}{examples}Request: {request}
 Attached files: {files}"""
 
 PLANNER_EXAMPLES = """\
