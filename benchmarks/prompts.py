@@ -116,8 +116,11 @@ def cl100k() -> Any:
             if got.returncode != 0 or not wheels:
                 raise BenchmarkError(f"could not fetch {LITELLM} for tiktoken's cl100k_base "
                                      f"file: {got.stderr.strip()[-300:]}")
+            member = f"litellm/litellm_core_utils/tokenizers/{name}"
             with zipfile.ZipFile(wheels[0]) as wheel:
-                data = wheel.read(f"litellm/litellm_core_utils/tokenizers/{name}")
+                if member not in wheel.namelist():
+                    raise BenchmarkError(f"{LITELLM} has no {member}")
+                data = wheel.read(member)
         if _sha256(data) != CL100K_SHA256:
             raise BenchmarkError(f"the cl100k_base file in {LITELLM} is not tiktoken's "
                                  f"(SHA-256 {_sha256(data)})")
