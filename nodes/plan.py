@@ -78,7 +78,11 @@ class PlanReply(BaseModel):
 
 
 def _few_shot(request: str, context: Context) -> str:
-    """The bank's examples nearest to the request, as prompt text ("" without a bank)."""
+    """The bank's examples nearest to the request, as prompt text ("" without a bank).
+
+    They go in the user message, not the system prompt: they change with the request, and
+    the system prompt stays the same bytes so that a provider can cache it.
+    """
     if context.few_shot <= 0:
         return ""
     try:
@@ -99,9 +103,10 @@ def _messages(state: State, context: Context) -> list[BaseMessage]:
         SystemMessage(PLANNER_SYSTEM.format(
             task_types="\n".join(t.describe() for t in task_types()),
             max_subtasks=context.max_subtasks,
-        ) + _few_shot(state.request, context)),
+        )),
         HumanMessage(PLANNER_USER.format(
             history=f"Conversation so far:\n{history}\n" if history else "",
+            examples=_few_shot(state.request, context),
             request=state.request,
             files=", ".join(state.files) or "none",
         )),

@@ -1,4 +1,14 @@
-"""Every prompt the stages send, as named constants."""
+"""Every prompt the stages send, as named constants.
+
+Each role's system prompt is the same bytes on every request (the planner's changes only
+with the task types and ``max_subtasks``): what varies, the few-shot examples, the
+conversation, the request and the results, goes in the user message after it. An
+OpenAI-compatible provider caches a prompt's prefix that repeats from one request to
+the next, so the rules and task types are paid for in full once, not on every request
+(``benchmarks/prompts.py`` measures it). In the planner's user message the conversation
+comes before the examples: a thread's next turn repeats its earlier turns, so they stay
+in the shared prefix too.
+"""
 
 from __future__ import annotations
 
@@ -37,13 +47,15 @@ needed (small talk, a question you can answer directly), return an empty list.
 Answer with JSON only: {{"subtasks": [...]}}."""
 
 PLANNER_USER = """\
-{history}Request: {request}
+{history}{examples}Request: {request}
 Attached files: {files}"""
 
-PLANNER_EXAMPLES = """
-
+PLANNER_EXAMPLES = """\
 Examples of requests and their plans (follow the format, not the content):
-{examples}"""
+{examples}
+
+Now the request to plan.
+"""
 
 PLANNER_REPAIR = """\
 Your previous plan was rejected:

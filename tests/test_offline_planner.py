@@ -125,6 +125,7 @@ def test_llm_planner_is_shown_the_nearest_examples(compiled, make_context, llm_s
     llm_server.script("planner", {"tool_args": {"subtasks": QUOTED.plan}})
     run(compiled, make_context(backend="dry-run", plan_bank=small_bank_file, few_shot=1),
         'Translate "good night" into Italian')
-    system = llm_server.calls("planner")[0]["messages"][0]["content"]
-    assert "Examples of requests and their plans" in system
-    assert QUOTED.request in system and TOPIC.request not in system  # the nearest only
+    system, user = (m["content"] for m in llm_server.calls("planner")[0]["messages"])
+    assert "Examples of requests and their plans" in user  # after the cacheable system prompt
+    assert QUOTED.request in user and TOPIC.request not in user  # the nearest only
+    assert QUOTED.request not in system
