@@ -204,7 +204,7 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
         streamer = StreamedPlan(state, context)
         found = _plan_llm(state, context, calls, attempt, streamer)
         found |= streamer.finish(found.get("plan") or [])
-        calls += streamer.calls
+        calls += streamer.selector.calls + streamer.calls  # selector's, then subtasks'
         if found.get("status") == "aborted":
             found["abort_reason"] = (found.get("abort_reason") or "") + ran_summary(
                 found["streamed"])

@@ -35,6 +35,7 @@ the execute stage). The run's ``max_run_s`` counts from the start of the stream.
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 import time
 from typing import Any
 
@@ -82,6 +83,10 @@ class StreamedPlan:
         self.boards: list[Board] = []
         self.calls: list[LLMCall] = []
         """The LLM calls the started subtasks made (``llm`` backend), after :meth:`finish`."""
+        self._outside = contextvars.copy_context()
+        """The plan stage's own context, where the streamed subtasks are selected and
+        started: inside the planner's LLM call, a selector call would be reported to
+        the planner call's callbacks (its tokens mixed into the plan's)."""
         self._attempt = 0
         self._reset(1)
 
@@ -104,7 +109,7 @@ class StreamedPlan:
         if attempt != self._attempt:
             self._reset(attempt)
         for item in self.scanner.feed(text):
-            self._arrive(item)
+            self._outside.run(self._arrive, item)
 
     def _arrive(self, item: Any) -> None:
         if len(self.items) >= self.context.max_subtasks:

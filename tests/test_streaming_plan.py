@@ -297,3 +297,59 @@ def test_the_scanner_yields_each_subtask_once_as_soon_as_it_is_complete(reply):
     first_end = reply.index("}}") + 2
     assert seen == [(first_end, {"id": 0, "args": {"text": 'a } ] " {'}}),
                     (reply.index("{\"id\": 1}") + 9, {"id": 1})]
+
+
+def test_a_streamed_run_with_selector_calls_replays_the_same(
+    capsys, workspace, slow_llm, tmp_path, monkeypatch
+):
+    """The selector asked on close calls while the plan streams: its calls are recorded
+    (and their tokens kept out of the plan's), and ``replay`` gives the same run."""
+    import json
+
+    from hugginggpt.cli import main
+
+    catalog = tmp_path / "close.json"
+    catalog.write_text(json.dumps({"version": 1, "models": [
+        {"id": m, "task": t, "downloads": 1000, "likes": 10, "expected_latency_s": 0.01}
+        for t, m in (("translation", "t/one"), ("translation", "t/two"),
+                     ("summarization", "s/one"), ("summarization", "s/two"))]}))
+    monkeypatch.setenv("HUGGINGGPT_CATALOG", str(catalog))
+    plan = (_sub(0, "translation", [], text="hello", tgt_lang="fr"),
+            _sub(1, "translation", [], text="good night", tgt_lang="de"),
+            _sub(2, "summarization", [0], text="<GENERATED>-0"))
+    slow_llm.script("planner", _plan(*plan))
+    slow_llm.script("selector", *({"tool_args": {"model": m, "reason": "fits"}}
+                                  for m in ("t/two", "t/one", "s/two")))
+    argv = ["--workspace", str(workspace), "--json"]
+    code = main(["run", "translate and summarise", "--llm", "scripted", "--llm-base-url",
+                 slow_llm.url, "--dry-run", "--latency-scale", "0.01", "--thread", "rec",
+                 *argv])
+    recorded = json.loads(capsys.readouterr().out)
+    assert code == 0 and recorded["status"] == "completed"
+    assert [r["streamed"] for r in recorded["results"].values()] == [True, True, True]
+    assert {k: s["model"] for k, s in recorded["selections"].items()} == {
+        "0": "t/two", "1": "t/one", "2": "s/two"}
+    assert [c["role"] for c in recorded["llm_calls"]] == [
+        "planner", "selector", "selector", "selector", "responder"]
+    slow_llm.stop()  # from here on, any LLM call would fail
+
+    code = main(["replay", "--thread", "rec", *argv])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["same"] is True and report["differences"] == []
+    assert report["unused_recorded_calls"] == 0
+
+
+def test_the_setting_comes_from_the_flag_the_environment_or_the_caller(monkeypatch):
+    from hugginggpt.cli import _parser
+    from hugginggpt.cli.run import context_from
+
+    assert Context().stream_execution is True
+    monkeypatch.setenv("HUGGINGGPT_STREAM_EXECUTION", "0")
+    assert Context().stream_execution is False
+    monkeypatch.delenv("HUGGINGGPT_STREAM_EXECUTION")
+    args = _parser().parse_args(["run", "hi", "--no-stream-execution"])
+    assert context_from(args).stream_execution is False
+    from hugginggpt.graph.context import ServedContext
+
+    assert ServedContext(stream_execution=False).stream_execution is False
