@@ -90,6 +90,10 @@ def _context(workspace: Any, server: ScriptedLLMServer, catalog: str, **override
     return Context(**(settings | overrides))
 
 
+LONG = 150
+"""Tokens of a reply whose timing a test checks: 3 s of streaming leaves a loaded
+machine time to start the first subtask before the end."""
+
 THREE = (_sub(0, "summarization", [], text="alpha"),
          _sub(1, "summarization", [], text="beta"),
          _sub(2, "summarization", [0], text="<GENERATED>-0"))
@@ -101,7 +105,7 @@ def _planner_stream(server: ScriptedLLMServer, n: int = 0) -> dict[str, Any]:
 
 def test_subtasks_start_before_the_reply_ends_in_dependency_order(workspace, slow_llm, probe):
     tools, catalog = probe
-    slow_llm.script("planner", _plan(*THREE))
+    slow_llm.script("planner", _plan(*THREE, tokens=LONG))
     out = run(_compiled(), _context(workspace, slow_llm, catalog), "summarise")
 
     assert out["status"] == "completed"
@@ -135,7 +139,7 @@ def test_an_invalid_last_subtask_is_repaired_without_rerunning_what_finished(
 ):
     tools, catalog = probe
     bad = _sub(2, "paint-a-picture", [0], text="<GENERATED>-0")
-    slow_llm.script("planner", _plan(THREE[0], THREE[1], bad), _plan(*THREE))
+    slow_llm.script("planner", _plan(THREE[0], THREE[1], bad, tokens=LONG), _plan(*THREE))
     out = run(_compiled(), _context(workspace, slow_llm, catalog), "summarise")
 
     assert out["status"] == "completed"
@@ -226,7 +230,7 @@ def test_risky_approval_holds_the_risky_subtask_and_runs_the_rest(workspace, slo
 
 def test_the_async_path_streams_too(workspace, slow_llm, probe):
     tools, catalog = probe
-    slow_llm.script("planner", _plan(*THREE))
+    slow_llm.script("planner", _plan(*THREE, tokens=LONG))
     out = asyncio.run(_compiled().ainvoke(
         {"request": "summarise"}, {"configurable": {"thread_id": "a"}},
         context=_context(workspace, slow_llm, catalog)))
