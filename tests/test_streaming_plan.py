@@ -357,3 +357,39 @@ def test_the_setting_comes_from_the_flag_the_environment_or_the_caller(monkeypat
     from hugginggpt.graph.context import ServedContext
 
     assert ServedContext(stream_execution=False).stream_execution is False
+
+
+def test_an_endpoint_dying_mid_stream_hands_over_without_running_a_subtask_twice(
+    workspace, probe, tmp_path, monkeypatch
+):
+    """The first endpoint's reply breaks off after the first subtask started; the next
+    endpoint's reply is read from its start, and its identical subtask takes the result
+    of the one already running."""
+    import itertools
+
+    from hugginggpt.tools.llm.router import ROUTER
+
+    monkeypatch.setattr(ROUTER, "tie_break", itertools.count().__next__)  # config order
+    tools, catalog = probe
+    dying, live = (ScriptedLLMServer(tokens_per_s=50).start() for _ in range(2))
+    try:
+        dying.die_mid_stream = True
+        dying.script("planner", _plan(*THREE), _plan(*THREE))
+        live.script("planner", _plan(*THREE))
+        config = tmp_path / "llms.toml"
+        config.write_text("".join(
+            f'[[endpoints]]\nname = "{name}"\nmodel = "m"\nbase_url = "{server.url}"\n\n'
+            for name, server in (("dying", dying), ("live", live))))
+        context = _context(workspace, live, catalog, llm_config=str(config))
+        out = run(_compiled(), context, "summarise")
+    finally:
+        dying.stop()
+        live.stop()
+
+    assert out["status"] == "completed"
+    planner = [c for c in out["llm_calls"] if c.role == "planner"]
+    assert [(c.endpoint, c.ok) for c in planner][-1] == ("live", True)
+    assert not planner[0].ok
+    assert [tools.count(t) for t in ("alpha", "beta", "summary of alpha")] == [1, 1, 1]
+    assert tools.call("alpha")["start"] < _planner_stream(live)["first"]
+    assert all(r.status == "done" and r.streamed for r in out["results"].values())
