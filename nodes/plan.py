@@ -5,6 +5,11 @@ tolerant parser where it does not; the DAG is then checked in code. An invalid p
 back to the LLM with the problems (the ``plan`` edge loops), at most
 ``max_plan_retries`` times; then the run aborts with the problems listed.
 
+With ``stream_execution`` (and ``approval`` ``never`` or ``risky``) the subtasks start
+while the reply streams, each as soon as its JSON is complete and valid
+(:mod:`hugginggpt.nodes.streaming`); the stage waits for them and leaves what they did
+in ``streamed`` for the next stages, and for a repair, which keeps what finished.
+
 With ``planner = "auto"`` (the default) a planner LLM that cannot be called (no key or
 token, unreachable, failing after its retries) is not the end of the run: the offline
 planner makes the plan instead, and ``planner_fallback`` says why, for the answer, the
