@@ -88,6 +88,7 @@ class StreamedPlan:
         started: inside the planner's LLM call, a selector call would be reported to
         the planner call's callbacks (its tokens mixed into the plan's)."""
         self._attempt = 0
+        self._announced = False
         self._reset(1)
 
     def _reset(self, attempt: int) -> None:
@@ -135,7 +136,8 @@ class StreamedPlan:
         board = self.board
         board.expect(subtask.id)
         self.running.add(subtask.id)
-        if not self.futures and not self.started:
+        if not self._announced:
+            self._announced = True
             self.emit({"type": "stage", "stage": "execute", "event": "start", "streamed": True})
         if key not in self.claimed:  # the same subtask twice in one plan runs twice
             self.claimed.add(key)
