@@ -9,6 +9,7 @@ when they are chosen one at a time, as a streamed plan's subtasks are.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -72,6 +73,7 @@ def _choose(
     context: Context,
     use_llm: bool,
     calls: list[LLMCall],
+    spent: tuple[int, int],
 ) -> tuple[list[RankedCandidate], str]:
     """Order the candidates (chosen first) and say why; a selector call is recorded in
     ``calls``."""
@@ -96,7 +98,7 @@ def _choose(
             context, "selector", [SystemMessage(SELECTOR_SYSTEM), HumanMessage(prompt)],
             calls=calls, need=tier_needed("selector"),
             schema=ModelChoice.model_json_schema(), turn=len(state.history) // 2,
-            spent=run_spend(state.llm_calls, len(state.history) // 2),
+            spent=spent,
         )
         answer = _choice(reply_text(raw))
     except ValidationError as exc:
@@ -190,9 +192,15 @@ class Selector:
     signature of one chosen before gets that choice again. Selector LLM calls are
     recorded in :attr:`calls`."""
 
-    def __init__(self, state: State, context: Context) -> None:
+    def __init__(self, state: State, context: Context,
+                 spent: Callable[[], tuple[int, int]] | None = None) -> None:
+        """``spent`` says what the run spent on LLMs besides this selector's own calls
+        (default: the state's records): a streamed plan's selector shares the run's
+        budget with the planner call still streaming and the subtasks already running."""
         self.state = state
         self.context = context
+        turn = len(state.history) // 2
+        self.spent = spent or (lambda: run_spend(state.llm_calls, turn))
         self.calls: list[LLMCall] = []  # appended from the pool's threads (atomic)
         self.catalog = load_catalog(context.catalog or DEFAULT_CATALOG)
         self.language = language_of(state.request)
@@ -227,7 +235,7 @@ class Selector:
                 ),
             )
         ordered, reason = _choose(subtask, ranked, self.state, context, self.use_llm,
-                                  self.calls)
+                                  self.calls, self.spent())
         if intent.kind:
             reason += f"; the request asks for {intent.kind} ({intent.cue!r})"
         if hint and ordered[0].backend != "local":

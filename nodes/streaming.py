@@ -55,6 +55,10 @@ from hugginggpt.tools.llm.records import LLMCall, run_spend
 
 __all__ = ["StreamedPlan", "ran_summary"]
 
+_SELECTOR = -1
+"""Where the streamed selector's LLM calls are counted in the run's LLM budget (no
+subtask has a negative id)."""
+
 
 class StreamedPlan:
     """One plan stage's streamed execution: a stream listener for
@@ -68,10 +72,14 @@ class StreamedPlan:
     def __init__(self, state: State, context: Context) -> None:
         self.state = state
         self.context = context
-        self.selector = Selector(state, context)
         self.budget = DownloadBudget(int(context.max_download_total_mb * 1024 * 1024))
         turn = len(state.history) // 2
-        self.llm = ExpertLLM(context, turn=turn, spent=run_spend(state.llm_calls, turn))
+        calls, tokens = run_spend(state.llm_calls, turn)
+        # the planner's call is still streaming: it counts as one call already (its
+        # tokens are known when it ends); the selector's calls count for the experts
+        # (as subtask _SELECTOR's) and the experts' for the selector
+        self.llm = ExpertLLM(context, turn=turn, spent=(calls + 1, tokens))
+        self.selector = Selector(state, context, spent=lambda: self.llm.spent(_SELECTOR))
         self.deadline = time.monotonic() + context.max_run_s
         self.emit = get_stream_writer()
         self.earlier = {s.key: s for s in state.streamed.values()
@@ -124,6 +132,7 @@ class StreamedPlan:
         self.subtasks.append(subtask)
         key = self.keys[subtask.id] = subtask_keys(subtasks)[subtask.id]
         selection = self.selector.select([subtask])[subtask.id]
+        self.llm.settle(_SELECTOR, list(self.selector.calls))
         self.selections[subtask.id] = selection
         held = any(d in self.held for d in subtask.dep) or (
             self.context.approval == "risky" and risk_of(subtask, selection) is not None)
