@@ -181,6 +181,13 @@ class Context:
     runs; ``risky``: only when a selected tool does more than read (network calls to
     endpoints, paid providers, writes outside the workspace); ``never``: no approval."""
 
+    stream_execution: bool = _env_factory("HUGGINGGPT_STREAM_EXECUTION", default=True)
+    """Start each subtask while the planner's reply is still streaming, as soon as its
+    JSON is complete and valid and its dependencies allow (``--no-stream-execution`` or
+    ``HUGGINGGPT_STREAM_EXECUTION=0``: plan first, then run). Only for the LLM planner
+    on a streaming endpoint with ``approval`` ``never`` or ``risky`` (a risky subtask
+    still waits for approval); ``plan`` approval shows the whole plan first."""
+
     max_subtasks: AtLeastOne = _env_factory("HUGGINGGPT_MAX_SUBTASKS", default=10)
     max_plan_retries: Count = _env_factory("HUGGINGGPT_PLAN_RETRIES", default=2)
     max_llm_calls: Count = _env_factory("HUGGINGGPT_MAX_LLM_CALLS", default=40)
@@ -296,7 +303,7 @@ class Context:
 
 
 CALLER_SETTINGS = frozenset({
-    "planner", "few_shot", "backend", "plan", "approval", "max_subtasks",
+    "planner", "few_shot", "backend", "plan", "approval", "stream_execution", "max_subtasks",
     "max_plan_retries", "subtask_timeout_s", "subtask_retries", "retry_backoff_s",
     "latency_budget_s", "max_models_per_subtask", "selection_margin", "hf_timeout_s",
     "download_timeout_s", "offline", "structured_output", "llm_timeout_s",

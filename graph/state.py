@@ -8,6 +8,9 @@ stay small and prompts stay short. The LLM call record is the LLM client's own t
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
@@ -27,6 +30,9 @@ __all__ = [
     "Attempt",
     "SubtaskResult",
     "Approval",
+    "Streamed",
+    "subtask_keys",
+    "streamed_for",
     "LLMCall",
     "InputState",
     "State",
@@ -161,6 +167,43 @@ class SubtaskResult(BaseModel):
     cached: bool = False
     """The outputs came from the result cache (an earlier run's call of the same tool on
     the same inputs), not from a call in this run."""
+    streamed: bool = False
+    """The subtask started while the plan was still streaming (the plan stage ran it)."""
+
+
+class Streamed(BaseModel):
+    """A subtask of a streamed plan, as the plan stage left it: selected as soon as its
+    JSON was complete, and run (``result``) unless it waited for approval or a plan
+    problem stopped it. ``key`` (:func:`subtask_keys`) says which subtask it was, so
+    that the next stages, and a repaired plan, take it only for the same subtask."""
+
+    key: str
+    selection: Selection
+    result: SubtaskResult | None = None
+
+
+_REF = re.compile(r"<GENERATED>-(\d+)")
+
+
+def subtask_keys(plan: list[Subtask]) -> dict[int, str]:
+    """What each subtask of a plan is, whatever its id: a digest of its task type, its
+    arguments and, in place of the ids it uses, its dependencies' own keys. Two subtasks
+    with one key run the same tool on the same inputs (given the same request files)."""
+    keys: dict[int, str] = {}
+    for st in plan:
+        def named(match: re.Match[str]) -> str:
+            return f"<{keys.get(int(match[1]), '?' + match[1])}>"
+
+        data = json.dumps([st.task, sorted((k, _REF.sub(named, v)) for k, v in st.args.items()),
+                           sorted(keys.get(d, f"?{d}") for d in st.dep)])
+        keys[st.id] = hashlib.sha256(data.encode()).hexdigest()[:24]
+    return keys
+
+
+def streamed_for(plan: list[Subtask], streamed: dict[int, Streamed]) -> dict[int, Streamed]:
+    """The entries of ``streamed`` that are this plan's subtasks (same id, same key)."""
+    keys = subtask_keys(plan)
+    return {i: s for i, s in streamed.items() if keys.get(i) == s.key}
 
 
 class Approval(BaseModel):
@@ -290,6 +333,11 @@ class State(InputState):
     downloads: dict[str, bool] = Field(default_factory=dict)
     """Consent to download a model missing from the local cache, by model id (True:
     given, False: refused), kept for the thread; written by the approve stage only."""
+    streamed: dict[int, Streamed] = Field(default_factory=dict)
+    """What the plan stage selected and ran while the latest plan streamed, by subtask id
+    (written by the plan stage only, whole, on every attempt; see
+    :mod:`hugginggpt.nodes.streaming`): select and execute take what matches the plan
+    (by :func:`subtask_keys`) instead of choosing and running it again."""
     llm_calls: Annotated[list[LLMCall], this_run] = Field(default_factory=list)
     """The LLM calls of the thread's latest run, oldest first: their accounting records.
     Their prompts and replies are in the graph's store when it has one
@@ -323,7 +371,8 @@ class OutputState(BaseModel):
 
 
 STATE_TYPES: tuple[type[BaseModel], ...] = (
-    ChatTurn, Subtask, Candidate, Selection, Attempt, SubtaskResult, Approval, LLMCall,
+    ChatTurn, Subtask, Candidate, Selection, Attempt, SubtaskResult, Approval, Streamed,
+    LLMCall,
     InputState, State, OutputState,
 )
 """Types that checkpoints may deserialize (the msgpack allowlist)."""

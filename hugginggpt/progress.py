@@ -130,6 +130,7 @@ class Progress:
         kind = event["event"]
         if kind == "started":
             where = f"{event['model']} ({event['backend']}), attempt {event['attempt']}"
+            where += " while the plan streams" if event.get("streamed") else ""
             self._row(event, f"running on {escape(where)}")
             if not self.live:
                 self._say(f"{head}: running on {where}")

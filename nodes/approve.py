@@ -34,15 +34,14 @@ from langgraph.types import Command, interrupt
 from hugginggpt.graph.context import Context, context_of
 from hugginggpt.graph.state import Approval, Selection, State
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_object, validate_plan
+from hugginggpt.nodes.selection import READ_ONLY, risk_of
 from hugginggpt.tools.errors import TransientToolError
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
 from hugginggpt.tools.experts.local.download import DownloadError, DownloadPlan, plan_download
 from hugginggpt.tools.experts.local.hub_cache import card_for, is_cached, is_hub_id
-from hugginggpt.tools.experts.registry import find_tools
 
 __all__ = ["approve", "risky_subtasks", "READ_ONLY"]
 
-READ_ONLY = "read-only"
 Next = Literal["approve", "execute", "select", "abort"]
 
 
@@ -51,12 +50,9 @@ def risky_subtasks(state: State) -> list[dict[str, Any]]:
     found = []
     for subtask in state.plan:
         selection = state.selections.get(subtask.id)
-        if selection is None or selection.model is None or selection.backend is None:
-            continue
-        tools = find_tools(subtask.task, selection.model, [selection.backend])
-        if tools and tools[0].risk != READ_ONLY:
+        if selection is not None and (risk := risk_of(subtask, selection)) is not None:
             found.append({"id": subtask.id, "task": subtask.task, "model": selection.model,
-                          "backend": selection.backend, "risk": tools[0].risk})
+                          "backend": selection.backend, "risk": risk})
     return found
 
 

@@ -5,6 +5,11 @@ tolerant parser where it does not; the DAG is then checked in code. An invalid p
 back to the LLM with the problems (the ``plan`` edge loops), at most
 ``max_plan_retries`` times; then the run aborts with the problems listed.
 
+With ``stream_execution`` (and ``approval`` ``never`` or ``risky``) the subtasks start
+while the reply streams, each as soon as its JSON is complete and valid
+(:mod:`hugginggpt.nodes.streaming`); the stage waits for them and leaves what they did
+in ``streamed`` for the next stages, and for a repair, which keeps what finished.
+
 With ``planner = "auto"`` (the default) a planner LLM that cannot be called (no key or
 token, unreachable, failing after its retries) is not the end of the run: the offline
 planner makes the plan instead, and ``planner_fallback`` says why, for the answer, the
@@ -39,6 +44,7 @@ from hugginggpt.nodes.prompts import (
     PLANNER_SYSTEM,
     PLANNER_USER,
 )
+from hugginggpt.nodes.streaming import StreamedPlan, ran_summary
 from hugginggpt.tools.blocks import message_text
 from hugginggpt.tools.errors import (
     ArgumentError,
@@ -47,7 +53,7 @@ from hugginggpt.tools.errors import (
     LLMNotConfiguredError,
 )
 from hugginggpt.tools.experts.tasks import task_types
-from hugginggpt.tools.llm.client import complete
+from hugginggpt.tools.llm.client import StreamListener, complete
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, ConfigError, has_llm, routing_config
 from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall, run_spend
@@ -123,10 +129,12 @@ def _messages(state: State, context: Context) -> list[BaseMessage]:
 
 
 def ask_planner(
-    state: State, context: Context, calls: list[LLMCall] | None = None
+    state: State, context: Context, calls: list[LLMCall] | None = None,
+    on_stream: StreamListener | None = None,
 ) -> tuple[list[Any], str]:
     """Ask the planner LLM once; returns the raw plan items (not yet validated) and the
-    reply text. The call is recorded in ``calls`` when given.
+    reply text. The call is recorded in ``calls`` when given; ``on_stream`` is told
+    the reply as it streams.
 
     A repair (the previous plan was rejected) asks for a large model whatever the
     request: the router then sends it to the strongest endpoint.
@@ -143,6 +151,7 @@ def ask_planner(
                          attempt=state.plan_attempts + 1),
         schema=PlanReply.model_json_schema(), turn=len(state.history) // 2,
         spent=run_spend(state.llm_calls, len(state.history) // 2),
+        on_stream=on_stream,
     )
     text = reply_text(raw)
     try:
@@ -166,7 +175,7 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
     get_stream_writer()({"type": "stage", "stage": "plan", "event": "start", "attempt": attempt})
     update: dict[str, Any] = {"plan_attempts": attempt}
     if attempt == 1:  # a new request on this thread starts from a clean slate
-        update |= {"selections": None, "results": None, "status": "running",
+        update |= {"selections": None, "results": None, "streamed": {}, "status": "running",
                    "abort_reason": None, "response": "", "approved": False,
                    "planner_fallback": "", "settings": settings_of(context)}
         try:  # a chat turn: the request and files come from the human message
@@ -201,34 +210,60 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
                                    plan_errors=[str(exc)])
     elif not _uses_llm(context):
         return update | _plan_offline(state, context)
+    elif _streams(context):
+        streamer = StreamedPlan(state, context)
+        found = _plan_llm(state, context, calls, attempt, streamer)
+        found |= streamer.finish(found.get("plan") or [])
+        calls += streamer.selector.calls + streamer.calls  # selector's, then subtasks'
+        if found.get("status") == "aborted":
+            found["abort_reason"] = (found.get("abort_reason") or "") + ran_summary(
+                found["streamed"])
+        return update | found
     else:
-        planner = "llm"
-        try:
-            items, reply = ask_planner(state, context, calls)
-            planner = f"llm: {calls[-1].llm}"
-        except LLMNotConfiguredError as exc:
-            return update | _abort(str(exc), planner="none")
-        except llm_call_errors() as exc:
-            if context.planner == "auto" and not isinstance(exc, LLMBudgetError):
-                why = _fallback(exc, calls)  # a spent budget is the user's limit: no fallback
-                if calls:  # the trace tells it, and a replay tells it the same
-                    calls[-1] = calls[-1].model_copy(update={"outcome": why})
-                return update | _plan_offline(state, context, fallback=why)
-            return update | _abort(describe_llm_error(exc, "planner"), planner=planner)
-        except PlanParseError as exc:
-            planner = f"llm: {calls[-1].llm}" if calls else planner
-            return update | _rejected(state, context, attempt, [str(exc)], exc.reply, planner)
+        return update | _plan_llm(state, context, calls, attempt)
+    subtasks, problems = validate_plan(items, max_subtasks=context.max_subtasks)
+    if problems:
+        return update | _abort(
+            "the plan file is invalid:\n" + "\n".join(f"- {p}" for p in problems),
+            planner=planner, plan_errors=problems,
+        )
+    return update | {"plan": subtasks, "plan_errors": [], "plan_reply": reply[:4000],
+                     "planner": planner}
+
+
+def _streams(context: Context) -> bool:
+    """Whether subtasks start while the plan streams: the setting, and an approval
+    policy that does not show the whole plan first (a replay's replies do not stream)."""
+    return (context.stream_execution and context.approval in ("never", "risky")
+            and context.replay is None)
+
+
+def _plan_llm(state: State, context: Context, calls: list[LLMCall], attempt: int,
+              on_stream: StreamListener | None = None) -> dict[str, Any]:
+    """The planner LLM's plan, validated; or its problems (repair or abort), or the
+    offline planner's plan when the LLM cannot be called (``planner = "auto"``)."""
+    planner = "llm"
+    try:
+        items, reply = ask_planner(state, context, calls, on_stream)
+        planner = f"llm: {calls[-1].llm}"
+    except LLMNotConfiguredError as exc:
+        return _abort(str(exc), planner="none")
+    except llm_call_errors() as exc:
+        if context.planner == "auto" and not isinstance(exc, LLMBudgetError):
+            why = _fallback(exc, calls)  # a spent budget is the user's limit: no fallback
+            if calls:  # the trace tells it, and a replay tells it the same
+                calls[-1] = calls[-1].model_copy(update={"outcome": why})
+            return _plan_offline(state, context, fallback=why)
+        return _abort(describe_llm_error(exc, "planner"), planner=planner)
+    except PlanParseError as exc:
+        planner = f"llm: {calls[-1].llm}" if calls else planner
+        return _rejected(state, context, attempt, [str(exc)], exc.reply, planner)
 
     subtasks, problems = validate_plan(items, max_subtasks=context.max_subtasks)
     if problems:
-        if context.plan is not None:
-            return update | _abort(
-                "the plan file is invalid:\n" + "\n".join(f"- {p}" for p in problems),
-                planner=planner, plan_errors=problems,
-            )
-        return update | _rejected(state, context, attempt, problems, reply, planner)
-    return update | {"plan": subtasks, "plan_errors": [], "plan_reply": reply[:4000],
-                     "planner": planner}
+        return _rejected(state, context, attempt, problems, reply, planner)
+    return {"plan": subtasks, "plan_errors": [], "plan_reply": reply[:4000],
+            "planner": planner}
 
 
 def _uses_llm(context: Context) -> bool:

@@ -22,7 +22,7 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from hugginggpt.graph.context import Context, context_of
-from hugginggpt.graph.state import ChatTurn, State, SubtaskResult, outcome
+from hugginggpt.graph.state import ChatTurn, State, SubtaskResult, outcome, streamed_for
 from hugginggpt.nodes.conversation import reply_messages
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
@@ -221,10 +221,14 @@ def abort(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """End the run with the reason, keeping everything computed so far; a planned
     subtask (a rejected plan's) is skipped with the reason."""
     text = f"The run was aborted: {state.abort_reason}"
+    # what ran while the plan streamed: the plan's subtasks, or a rejected plan's
+    streamed = streamed_for(state.plan, state.streamed) if state.plan else state.streamed
+    ran = {i: s.result for i, s in streamed.items() if s.result is not None}
+    state = state.model_copy(update={"results": state.results | ran})
     return {
         "messages": reply_messages(state, text, context_of(runtime).workspace),
         "response": text,
-        "results": unrun_results(state, f"the run was aborted: {state.abort_reason}"),
+        "results": ran | unrun_results(state, f"the run was aborted: {state.abort_reason}"),
         "status": "aborted",
         "plan_attempts": 0,
         "history": [ChatTurn(role="user", content=state.request),

@@ -2,259 +2,40 @@
 
 Candidates are filtered by task type and by the backends this run may use, then ranked
 on model-card facts. The selector LLM is asked only when the top candidates are close;
-otherwise the ranking decides, and the reason says so.
+otherwise the ranking decides, and the reason says so (:mod:`hugginggpt.nodes.selection`).
+Subtasks chosen already, while the plan streamed, keep their choice.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Literal
 
-from langchain_core.messages import HumanMessage, SystemMessage
-from langchain_core.runnables.config import ContextThreadPoolExecutor
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
-from pydantic import BaseModel, Field, ValidationError
 
 from hugginggpt.graph.context import Context, context_of
-from hugginggpt.graph.state import Candidate, Selection, State, Subtask
-from hugginggpt.nodes.demand import tier_needed
-from hugginggpt.nodes.intent import Intent, card_kind, read_intent
-from hugginggpt.nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
-from hugginggpt.nodes.ranking import Query, RankedCandidate, rank_candidates
-from hugginggpt.tools.errors import LLMNotConfiguredError
-from hugginggpt.tools.experts.availability import (
-    download_hint,
-    explain_unavailable,
-    model_cards,
-)
-from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, Catalog, load_catalog
-from hugginggpt.tools.experts.lite.engines import language_of
-from hugginggpt.tools.experts.registry import run_settings
-from hugginggpt.tools.experts.tasks import get_task_type
-from hugginggpt.tools.kinds import generated_refs, kind_of_literal
-from hugginggpt.tools.llm.client import complete
-from hugginggpt.tools.llm.config import describe_llm, has_llm
-from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
-from hugginggpt.tools.llm.records import LLMCall, run_spend
-from hugginggpt.tools.llm.replies import json_candidates, reply_text
+from hugginggpt.graph.state import State, streamed_for
+from hugginggpt.nodes.selection import ModelChoice, Selector, signature
 from hugginggpt.tools.llm.transcripts import keep
 
-__all__ = ["select", "route_after_select", "ModelChoice"]
-
-
-def _selector_errors() -> tuple[type[BaseException], ...]:
-    """What makes the selector LLM fall back on ranking (evaluated when matched: see
-    :func:`~hugginggpt.tools.llm.errors.llm_call_errors`)."""
-    return (*llm_call_errors(), LLMNotConfiguredError)
-
-
-
-class ModelChoice(BaseModel):
-    """The selector's pick among close candidates."""
-
-    model: str = Field(description="the chosen model id, exactly as listed")
-    reason: str = Field(description="one sentence: why this model fits best")
-
-
-def _describe(candidate: RankedCandidate) -> str:
-    card = candidate.card
-    if card is None:
-        return f"- {candidate.model} (backend {candidate.backend}; no model card)"
-    langs = ",".join(card.languages) or "any"
-    return (
-        f"- {candidate.model} (backend {candidate.backend}): {card.description} "
-        f"downloads={card.downloads} likes={card.likes} languages={langs} "
-        f"license={card.license} expected_latency={card.expected_latency_s}s"
-    )
-
-
-def _choose(
-    subtask: Subtask,
-    ranked: list[RankedCandidate],
-    state: State,
-    context: Context,
-    use_llm: bool,
-    calls: list[LLMCall],
-) -> tuple[list[RankedCandidate], str]:
-    """Order the candidates (chosen first) and say why; a selector call is recorded in
-    ``calls``."""
-    top = ranked[0]
-    if len(ranked) == 1:
-        return ranked, f"the only available model for {subtask.task}"
-    runner_up = ranked[1]
-    ranking = f"score {top.score:.2f} vs {runner_up.score:.2f} for {runner_up.model}"
-    close = [c for c in ranked
-             if c.backend == top.backend and top.score - c.score < context.selection_margin]
-    if len(close) < 2:
-        parts = ", ".join(f"{k} {v:+.2f}" for k, v in top.parts.items())
-        return ranked, f"top-ranked on {top.backend} ({ranking}; {parts or 'no model card'})"
-    if not use_llm:
-        return ranked, f"close call ({ranking}); no selector LLM configured, took the top-ranked"
-    prompt = SELECTOR_USER.format(
-        request=state.request, id=subtask.id, task=subtask.task, args=subtask.args,
-        candidates="\n".join(_describe(c) for c in close),
-    )
-    try:
-        raw = complete(
-            context, "selector", [SystemMessage(SELECTOR_SYSTEM), HumanMessage(prompt)],
-            calls=calls, need=tier_needed("selector"),
-            schema=ModelChoice.model_json_schema(), turn=len(state.history) // 2,
-            spent=run_spend(state.llm_calls, len(state.history) // 2),
-        )
-        answer = _choice(reply_text(raw))
-    except ValidationError as exc:
-        return ranked, (f"close call ({ranking}); the selector's answer was unusable "
-                        f"({exc.error_count()} problems); took the top-ranked")
-    except _selector_errors() as exc:
-        failure = describe_llm_error(exc, "selector")
-        return ranked, f"close call ({ranking}); {failure}; took the top-ranked"
-    picked = next((c for c in close if c.model == answer.model), None)
-    if picked is None:
-        return ranked, (f"close call ({ranking}); the selector named {answer.model!r}, "
-                        "not a candidate; took the top-ranked")
-    reordered = [picked, *(c for c in ranked if c is not picked)]
-    return reordered, (
-        f"chosen by the selector LLM among {len(close)} close candidates: {answer.reason}"
-    )
-
-
-def _choice(text: str) -> ModelChoice:
-    """The selector's answer: the first JSON object in the reply that is a choice.
-
-    Raises:
-        ValidationError: no JSON object in the reply is a valid choice.
-    """
-    first, *others = json_candidates(text)  # the whole reply first
-    for candidate in others:
-        try:
-            return ModelChoice.model_validate_json(candidate)
-        except ValidationError:
-            continue
-    return ModelChoice.model_validate_json(first)
-
-
-def signature(subtask: Subtask, intent: str | None = None) -> tuple[Any, ...]:
-    """What makes two subtasks the same choice: the task type, the kinds of their data
-    arguments, the values of their parameters (a target language matters, the text
-    to translate does not) and the kind of answer asked for (a sentiment question and a
-    language question are two text classifications that need two models)."""
-    task_type = get_task_type(subtask.task)
-    parts = []
-    for name, value in sorted(subtask.args.items()):
-        arg = task_type.arg(name) if task_type else None
-        if arg is not None and not arg.is_data:
-            parts.append((name, value))
-        else:
-            parts.append((name, "ref" if generated_refs(value)
-                          else kind_of_literal(value)))
-    key = (subtask.task, tuple(parts))
-    return key if intent is None else (*key, intent)
-
-
-def _query(subtask: Subtask, request: str, language: str | None, context: Context,
-           catalog: Catalog) -> tuple[Query, Intent]:
-    """What ranking knows: the intent (the clause of the request this subtask serves, its
-    texts masked, and the kind of answer asked for), and the language of the subtask's
-    own text when it has some (it beats the request's: a French request may ask about an
-    English text). The text itself is never compared with the cards."""
-    task_type = get_task_type(subtask.task)
-    texts = [
-        value for name, value in subtask.args.items()
-        if not generated_refs(value) and task_type
-        and (arg := task_type.arg(name)) is not None and arg.kind == "text"
-    ]
-    intent = read_intent(request, subtask.task, texts,
-                         task_type.description if task_type else subtask.task,
-                         model_cards(subtask.task, catalog))
-    return Query(text=intent.clause, language=language_of(" ".join(texts)) or language,
-                 latency_budget_s=context.latency_budget_s,
-                 target_language=subtask.args.get("tgt_lang") or None,
-                 intent=intent.kind), intent
-
-
-def _other_kinds(task: str, catalog: Catalog, backend: str, query: Query,
-                 intent: Intent) -> str:
-    """Why no candidate is left when only the intent ruled them out: what the models
-    that can run do instead ("" when the intent was not the cause)."""
-    if intent.kind is None:
-        return ""
-    others = rank_candidates(task, catalog, backend, replace(query, intent=None))
-    if not others:
-        return ""
-    kinds = sorted({card_kind(c.card) or "other things" for c in others})
-    models = ", ".join(dict.fromkeys(c.model for c in others[:3]))
-    return (f"the request asks for {intent.kind} ({intent.cue!r}); the {task} models "
-            f"that can run here ({models}) do {' or '.join(kinds)}; ")
+__all__ = ["select", "route_after_select", "ModelChoice", "signature"]
 
 
 def select(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Assign a model, a backend and ordered fallbacks to every subtask.
+    """Assign a model, a backend and ordered fallbacks to every subtask that has none
+    yet (a streamed plan's subtasks were given theirs as they arrived).
 
     Subtasks with the same :func:`signature` get the same choice (one ranking, at most
     one selector call).
     """
     context = context_of(runtime)
     get_stream_writer()({"type": "stage", "stage": "select", "event": "start"})
-    calls: list[LLMCall] = []  # appended from the pool's threads (list.append is atomic)
-    catalog = load_catalog(context.catalog or DEFAULT_CATALOG)
-    language = language_of(state.request)
-    use_llm = has_llm(context, "selector")
-
-    queries = {s.id: _query(s, state.request, language, context, catalog) for s in state.plan}
-
-    def select_one(subtask: Subtask) -> Selection:
-        query, intent = queries[subtask.id]
-        ranked = rank_candidates(subtask.task, catalog, context.backend, query)
-        hint = None if context.download not in (None, "no") else download_hint(
-            subtask.task, catalog, context.backend)  # how to get a local model
-        if not ranked:
-            return Selection(
-                subtask_id=subtask.id, task=subtask.task, model=None, backend=None,
-                reason=(
-                    f"no model can run {subtask.task} with backend {context.backend!r} "
-                    f"({_other_kinds(subtask.task, catalog, context.backend, query, intent)}"
-                    f"{explain_unavailable(subtask.task, catalog, context.backend)}"
-                    + (f"; target language {query.target_language!r}"
-                       if query.target_language else "") + "); "
-                    + ("add a model for it to the catalog" if context.backend == "dry-run"
-                       else "use --dry-run to simulate it, or another --backend")
-                    + (f"; {hint}" if hint else "")
-                ),
-            )
-        ordered, reason = _choose(subtask, ranked, state, context, use_llm, calls)
-        if intent.kind:
-            reason += f"; the request asks for {intent.kind} ({intent.cue!r})"
-        if hint and ordered[0].backend != "local":
-            reason += f"; {hint}"
-        return Selection(
-            subtask_id=subtask.id, task=subtask.task, model=ordered[0].model,
-            backend=ordered[0].backend, reason=reason,
-            candidates=[Candidate(model=c.model, backend=c.backend, score=c.score)
-                        for c in ordered],
-        )
-
-    groups: dict[tuple[Any, ...], list[Subtask]] = {}
-    for subtask in state.plan:
-        groups.setdefault(signature(subtask, queries[subtask.id][1].kind), []).append(subtask)
-    def select_in_run(subtask: Subtask) -> Selection:
-        with run_settings(context.backend_settings()):  # availability may depend on them
-            return select_one(subtask)
-
-    # the context-copying pool keeps the caller's tracing (LangSmith) in the threads
-    with ContextThreadPoolExecutor(max_workers=min(8, max(1, len(groups)))) as pool:
-        chosen = list(pool.map(select_in_run, [members[0] for members in groups.values()]))
-    selections: dict[int, Selection] = {}
-    for selection, members in zip(chosen, groups.values(), strict=True):
-        for subtask in members:
-            same = subtask.id == selection.subtask_id
-            selections[subtask.id] = selection if same else selection.model_copy(update={
-                "subtask_id": subtask.id,
-                "reason": f"same choice as subtask {selection.subtask_id}: {selection.reason}",
-            })
-    label = (f"llm: {describe_llm(context, 'selector')} (asked only on close calls)"
-             if use_llm else "ranking only (no selector LLM)")
-    return {"selections": selections, "selector": label, "llm_calls": keep(calls)}
+    selector = Selector(state, context)
+    kept = {i: s.selection for i, s in streamed_for(state.plan, state.streamed).items()}
+    todo = [s for s in state.plan if s.id not in kept]
+    selections = kept | (selector.select(todo) if todo else {})
+    return {"selections": selections, "selector": selector.label,
+            "llm_calls": keep(selector.calls)}
 
 
 def route_after_select(state: State) -> Literal["approve", "execute"]:

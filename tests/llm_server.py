@@ -60,6 +60,9 @@ class ScriptedLLMServer:
         self.defaults: dict[str, Reply] = {"responder": {"content": "Done: see the results."},
                                            "other": {"content": "pong", "tokens": 1}}
         self.requests: list[dict[str, Any]] = []
+        self.streams: list[dict[str, Any]] = []
+        """Per streamed reply: its ``role``, and when (``time.monotonic()``) its ``first``
+        piece and its ``last`` piece (the one before the finish chunk) were sent."""
         self.ttft_s = ttft_s
         self.tokens_per_s = tokens_per_s
         self.failure_rate = failure_rate
@@ -192,6 +195,9 @@ class ScriptedLLMServer:
                                 .encode())
             handler.wfile.flush()
 
+        timing: dict[str, Any] = {"role": role_of(body)}
+        with self._lock:
+            self.streams.append(timing)
         for i, piece in enumerate(pieces):
             if self.die_mid_stream and i == len(pieces) // 2:
                 handler.close_connection = True
@@ -206,6 +212,8 @@ class ScriptedLLMServer:
             else:
                 delta["content"] = piece
             send([{"index": 0, "delta": delta, "finish_reason": None}])
+            timing.setdefault("first", time.monotonic())
+            timing["last"] = time.monotonic()
             if self.tokens_per_s and i < len(pieces) - 1:
                 time.sleep(1 / self.tokens_per_s)
         send([{"index": 0, "delta": {}, "finish_reason": finish}])

@@ -55,16 +55,23 @@ def test_plan_over_max_subtasks_aborts_and_says_how_to_raise_it(compiled, make_c
     assert out["results"] == {}  # nothing ran
 
 
+@pytest.mark.parametrize("streamed", [False, True])
 def test_planner_that_keeps_planning_too_many_subtasks_ends_aborted(
-    compiled, make_context, llm_server
+    compiled, make_context, llm_server, streamed
 ):
     too_long = {"tool_args": {"subtasks": [_sub(i, "summarization", text="x") for i in range(4)]}}
     llm_server.script("planner", too_long, too_long)
-    out = run(compiled, make_context(backend="dry-run", max_subtasks=3, max_plan_retries=1))
+    out = run(compiled, make_context(backend="dry-run", max_subtasks=3, max_plan_retries=1,
+                                     stream_execution=streamed))
     assert out["status"] == "aborted"
     _limit_named(out["abort_reason"], "max_subtasks", "3", "HUGGINGGPT_MAX_SUBTASKS",
                  "--max-subtasks")
-    assert out["results"] == {}
+    if not streamed:
+        assert out["results"] == {}
+    else:  # the first 3 ran while the plan streamed (never more than the limit): reported
+        assert sorted(out["results"]) == [0, 1, 2]
+        assert all(r.streamed and r.status == "done" for r in out["results"].values())
+        assert "While the plan streamed, these subtasks ran" in out["abort_reason"]
 
 
 def test_max_subtasks_comes_from_the_environment(monkeypatch):

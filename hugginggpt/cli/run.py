@@ -79,6 +79,9 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--no-cache", action="store_true",
                      help="run every subtask, neither reading nor storing results in the "
                           "workspace's result cache")
+    run.add_argument("--no-stream-execution", action="store_true",
+                     help="wait for the whole plan before running subtasks (by default "
+                          "each starts while the planner's reply streams)")
     add_download(run)
     add_verbose(run)
     run.add_argument("--latency-scale", type=float,
@@ -104,6 +107,7 @@ def context_from(args: argparse.Namespace) -> Context:
         "approval": args.approval, "llm_config": args.llm_config,
         "llm_routing": args.llm_routing, "download": args.download,
         "cache": False if args.no_cache else None,
+        "stream_execution": False if args.no_stream_execution else None,
     }
     if args.hf_endpoint:
         pairs = [item.partition("=") for item in args.hf_endpoint]
@@ -124,7 +128,8 @@ def context_from(args: argparse.Namespace) -> Context:
 
 _FLAGS = {"subtask_timeout_s": "--subtask-timeout", "max_run_s": "--max-run-time",
           "dry_run_latency_scale": "--latency-scale", "latency_budget_s": "--latency-budget",
-          "hf_endpoints": "--hf-endpoint", "plan": "--plan"}
+          "hf_endpoints": "--hf-endpoint", "plan": "--plan",
+          "stream_execution": "--no-stream-execution"}
 """The flags whose names are not their settings' (``--max-subtasks`` is ``max_subtasks``)."""
 
 

@@ -197,7 +197,8 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                 break
             context.extra["call"] = len(log)
             emit({"type": "subtask", "id": job.id, "task": job.task, "event": "started",
-                  "model": model, "backend": backend, "attempt": len(log) + 1})
+                  "model": model, "backend": backend, "attempt": len(log) + 1,
+                  "streamed": job.key is not None, "at": time.time()})
             t0, at = time.monotonic(), time.time()
             try:
                 try:

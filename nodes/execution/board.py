@@ -41,6 +41,11 @@ class Board:
         run's LLM budget, shared by them)."""
         Board._open[self.key] = self
 
+    def expect(self, subtask_id: int) -> None:
+        """Make room for a subtask that was not known when the board opened (a streamed
+        plan's subtasks arrive one by one)."""
+        self.futures.setdefault(subtask_id, concurrent.futures.Future())
+
     @classmethod
     def get(cls, key: str) -> Board:
         return cls._open[key]

@@ -57,6 +57,9 @@ class Job:
     cache: dict[str, Any] | None = None
     """:class:`~hugginggpt.nodes.execution.cache.CacheSettings` fields (None: the run
     does not use the result cache)."""
+    key: str | None = None
+    """A streamed subtask's :func:`~hugginggpt.graph.state.subtask_keys` key, carried
+    into its result (None: started by the execute stage)."""
 
 
 DEADLINE_GRACE_S = 2.0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any, cast
@@ -50,7 +50,7 @@ from hugginggpt.tools.llm.router import ROUTER
 from hugginggpt.tools.llm.settings import LLMSettings
 from hugginggpt.tools.redact import install_log_redaction, redact
 
-__all__ = ["complete", "StreamInterruptedError"]
+__all__ = ["complete", "StreamInterruptedError", "StreamListener"]
 
 _log = logging.getLogger(__name__)
 
@@ -120,13 +120,23 @@ ROUTER.prober = _probe
 install_log_redaction()
 
 
+StreamListener = Callable[[int, str], None]
+"""Told, as a reply streams, the attempt (1 for the first endpoint tried) and the reply's
+text so far: the first tool call's arguments, or else the content."""
+
+
 class _Timer(BaseCallbackHandler):
     """Notes when the first streamed token arrives, and keeps the tool-call arguments
-    exactly as streamed (LangChain completes truncated JSON when it merges chunks)."""
+    exactly as streamed (LangChain completes truncated JSON when it merges chunks); tells
+    a :data:`StreamListener`, if there is one, the text so far after each token."""
 
-    def __init__(self) -> None:
+    def __init__(self, listener: StreamListener | None = None, attempt: int = 1) -> None:
         self.first: float | None = None
         self.tool_args: dict[int, str] = {}
+        self.content = ""
+        self.listener = listener
+        self.attempt = attempt
+        self.raise_error = listener is not None  # a listener's error is not swallowed
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
         if self.first is None:
@@ -135,6 +145,13 @@ class _Timer(BaseCallbackHandler):
         for piece in getattr(message, "tool_call_chunks", None) or []:
             index = piece.get("index") or 0
             self.tool_args[index] = self.tool_args.get(index, "") + (piece.get("args") or "")
+        if self.listener is None:
+            return
+        content = getattr(message, "content", token)
+        self.content += content if isinstance(content, str) else str(token or "")
+        streamed = self.tool_args.get(0) if self.tool_args else self.content
+        if streamed:
+            self.listener(self.attempt, streamed)
 
 
 def _as_streamed(raw: AIMessage, timer: _Timer) -> AIMessage:
@@ -256,6 +273,7 @@ def complete(
     turn: int = 0,
     spent: tuple[int, int] = (0, 0),
     cheapest: bool = False,
+    on_stream: StreamListener | None = None,
 ) -> AIMessage:
     """One LLM call for ``role``: routed, failed over, and recorded in ``calls``.
 
@@ -269,6 +287,10 @@ def complete(
             with this node's ``calls`` they are held to the run's limits.
         cheapest: try the cheapest capable endpoint first (see
             :meth:`~hugginggpt.tools.llm.router.Router.order`).
+        on_stream: told the reply's text as it streams (a streaming endpoint only; a
+            replayed or whole reply is not told): the planner starts subtasks from it.
+            An endpoint that fails mid-stream is followed by the next one's attempt,
+            told from the start.
 
     Returns:
         The raw reply; with a ``schema`` the caller parses it (tool call or content).
@@ -310,7 +332,7 @@ def complete(
         if schema is not None:
             runnable = llm.with_structured_output(
                 schema, method=settings.structured_output, include_raw=True)
-        timer = _Timer()
+        timer = _Timer(on_stream, attempt)
         # the caller's config (LangSmith run tree, graph streaming) plus the timer
         config_ = merge_configs(ensure_config(), {"callbacks": [timer]})
         ticket = ROUTER.begin(endpoint)

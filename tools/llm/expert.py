@@ -100,6 +100,15 @@ class ExpertLLM:
         with self._lock:
             self._by_subtask[subtask_id] = list(calls)
 
+    def spent(self, excluding: int | None = None) -> tuple[int, int]:
+        """LLM calls (with those under way) and tokens the run has spent: before
+        execution, and by the subtasks so far (but the calls settled for
+        ``excluding``)."""
+        with self._lock:
+            made = [c for i, calls in self._by_subtask.items() if i != excluding for c in calls]
+            return (self._spent[0] + len(made) + self._in_flight,
+                    self._spent[1] + sum(c.prompt_tokens + c.completion_tokens for c in made))
+
     def _reserve(self) -> tuple[int, int]:
         """The spend to check a new call against, with a place held for it."""
         with self._lock:
