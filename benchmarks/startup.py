@@ -53,10 +53,12 @@ import sys
 import tarfile
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from installed_tree import lay_out  # noqa: E402  (the layout the linters check, too)
+
 BEFORE = "a8304c7"
 REQUEST = 'Is "what a lovely morning" positive or negative?'
 HELP_TARGET_S = 0.5
@@ -93,18 +95,6 @@ print("BENCH " + json.dumps({"imports": imported - started, "loads": loaded - im
 """
 
 
-def lay_out(source: Path, tree: Path) -> None:
-    """The installed layout of ``source`` under ``tree``, linked (its own mapping)."""
-    config = tomllib.loads((source / "pyproject.toml").read_text())
-    mapping: dict[str, str] = config["tool"]["setuptools"]["package-dir"]
-    for package, folder in sorted(mapping.items(), key=lambda item: item[0].count(".")):
-        target = tree.joinpath(*package.split("."))
-        target.mkdir(parents=True, exist_ok=True)
-        for entry in (source / folder).iterdir():
-            if entry.name != "__pycache__" and not (target / entry.name).exists():
-                (target / entry.name).symlink_to(entry)
-
-
 def checkout(rev: str, into: Path) -> Path:
     """``rev``'s files under ``into`` (``git archive``: no worktree to clean up)."""
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True,
@@ -122,7 +112,7 @@ class Tree:
         self.tree = scratch / name / "tree"
         self.work = scratch / name / "work"
         self.work.mkdir(parents=True)
-        lay_out(source, self.tree)
+        lay_out(self.tree, source)
         self.env = {k: v for k, v in os.environ.items() if k not in (
             "OPENAI_API_KEY", "HUGGINGGPT_LLM_API_KEY", "HUGGINGGPT_LLM", "HF_TOKEN",
             "PYTHONPATH")}

@@ -22,14 +22,15 @@ TREE = ROOT / "build" / "installed-tree"
 """Made afresh on every call; a fixed place, so that mypy's cache stays useful."""
 
 
-def lay_out(tree: Path) -> None:
-    """Mirror the installed package under ``tree`` with links to the source files."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+def lay_out(tree: Path, source: Path = ROOT) -> None:
+    """Mirror the installed package of the checkout ``source`` under ``tree``, with links
+    to its files (its own ``pyproject.toml``'s mapping)."""
+    config = tomllib.loads((source / "pyproject.toml").read_text())
     mapping: dict[str, str] = config["tool"]["setuptools"]["package-dir"]
     for package, folder in sorted(mapping.items(), key=lambda item: item[0].count(".")):
         target = tree.joinpath(*package.split("."))
         target.mkdir(parents=True, exist_ok=True)
-        for entry in (ROOT / folder).iterdir():
+        for entry in (source / folder).iterdir():
             if entry.name != "__pycache__" and not (target / entry.name).exists():
                 (target / entry.name).symlink_to(entry)
 

@@ -244,16 +244,8 @@ def test_the_async_path_streams_too(workspace, slow_llm, probe):
 def test_a_run_stopped_mid_stream_resumes_without_rerunning_finished_subtasks(
     workspace, slow_llm, probe
 ):
-    tools, catalog = probe
-    tools.crash_on = {"summary of alpha"}
-    slow_llm.script("planner", _plan(*THREE), _plan(*THREE))
-    compiled = _compiled()
-    context = _context(workspace, slow_llm, catalog)
-    config = {"configurable": {"thread_id": "crash"}}
-    with pytest.raises(Crash):
-        compiled.invoke({"request": "summarise"}, config, context=context)
-
-    out = compiled.invoke(None, config, context=context)
+    tools, _ = probe
+    out = _crash_then_resume(workspace, slow_llm, probe, THREE)
     assert out["status"] == "completed"
     assert [tools.count(t) for t in ("alpha", "beta")] == [1, 1]
     assert tools.count("summary of alpha") == 2  # stopped once, run again
@@ -263,23 +255,30 @@ def test_a_run_stopped_mid_stream_resumes_without_rerunning_finished_subtasks(
 def test_a_resumed_stage_given_another_plan_does_not_take_the_wrong_results(
     workspace, slow_llm, probe
 ):
-    tools, catalog = probe
-    tools.crash_on = {"summary of alpha"}
+    tools, _ = probe
     other = (_sub(0, "summarization", [], text="gamma"),
              _sub(1, "summarization", [], text="beta"),
              _sub(2, "summarization", [0], text="<GENERATED>-0"))
-    slow_llm.script("planner", _plan(*THREE), _plan(*other))
+    out = _crash_then_resume(workspace, slow_llm, probe, other)
+    assert out["status"] == "completed"
+    assert out["results"][0].outputs["text"] == "summary of gamma"
+    assert out["results"][2].outputs["text"] == "summary of summary of gamma"
+    assert tools.count("gamma") == 1 and tools.count("beta") == 1
+
+
+def _crash_then_resume(workspace, slow_llm, probe, resumed_plan) -> dict[str, Any]:
+    """Run THREE on a thread until the subtask on "summary of alpha" crashes the
+    process (the planner's reply has been read), then resume it, the planner answering
+    ``resumed_plan`` this time; the resumed run's output."""
+    tools, catalog = probe
+    tools.crash_on = {"summary of alpha"}
+    slow_llm.script("planner", _plan(*THREE), _plan(*resumed_plan))
     compiled = _compiled()
     context = _context(workspace, slow_llm, catalog)
     config = {"configurable": {"thread_id": "crash"}}
     with pytest.raises(Crash):
         compiled.invoke({"request": "summarise"}, config, context=context)
-
-    out = compiled.invoke(None, config, context=context)
-    assert out["status"] == "completed"
-    assert out["results"][0].outputs["text"] == "summary of gamma"
-    assert out["results"][2].outputs["text"] == "summary of summary of gamma"
-    assert tools.count("gamma") == 1 and tools.count("beta") == 1
+    return compiled.invoke(None, config, context=context)
 
 
 def _compiled() -> Any:
