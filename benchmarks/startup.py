@@ -27,7 +27,11 @@ The commands:
   loaded explicitly so that its time is its own; the CLI's warm-up thread loads it at the
   same point anyway), and ``plan``, ``select``, ``execute``, ``respond`` from the run's
   progress lines (each stage's first to last stamp). ``other`` is what remains of the
-  wall time (building the graph, the checkpointer, writing the answer, exit).
+  wall time (building the graph, the checkpointer, writing the answer, exit). The
+  phases come from a driver that times them in the process; it starts and ends as the
+  tree's command does (:mod:`hugginggpt.cli.process`, where the tree has it). Each cold
+  run is also timed as the command a user types, ``python -m hugginggpt run ...``: that
+  row is the one the target is checked on.
 
 With ``--evals``, both trees also plan the labelled sets (``hugginggpt eval
 evals/labelled.jsonl`` and ``evals/own_words.jsonl``, offline planner) and the script
@@ -35,8 +39,8 @@ checks that every sample's plan, score and nearest bank example, and every metri
 the same (a few minutes per tree).
 
 Every cell is the median of 5 (``--repeat``). The verdict fails (exit code 1) unless, in
-the ``after`` tree, ``--help`` takes under 0.5 s cold and the request under 2.5 s cold,
-and both trees give the same answer. Run: ``python benchmarks/startup.py``.
+the ``after`` tree, ``--help`` takes under 0.5 s cold and the request as typed under
+2.5 s cold, and both trees give the same answer. Run: ``python benchmarks/startup.py``.
 """
 
 from __future__ import annotations
@@ -70,6 +74,11 @@ DRIVER = r"""
 import json, os, sys, time, io, contextlib
 started = time.perf_counter()
 root = os.environ["BENCH_TREE"]
+try:  # what the command itself does first and last, in a tree that has it
+    from hugginggpt.cli.process import defer_package_inits, leave
+except ImportError:
+    defer_package_inits, leave = (lambda: None), sys.exit
+defer_package_inits()
 import hugginggpt.cli
 import hugginggpt.cli.run
 assert hugginggpt.cli.__file__.startswith(root), hugginggpt.cli.__file__
@@ -91,7 +100,8 @@ for n in range(int(os.environ["BENCH_RUNS"])):
 heavy = sorted(m for m in ("torch", "transformers", "sentence_transformers", "openai",
                            "langchain_openai") if m in sys.modules)
 print("BENCH " + json.dumps({"imports": imported - started, "loads": loaded - imported,
-                             "runs": runs, "heavy": heavy}))
+                             "runs": runs, "heavy": heavy}), flush=True)
+leave(0)
 """
 
 
@@ -155,6 +165,13 @@ class Tree:
                 "import statistics; print(statistics.median(t[1:]))")
         return float(self.spawn(["-c", code])[1].strip().splitlines()[-1])
 
+    def typed(self, n: int) -> tuple[float, float, str]:
+        """The request as a user types it (``python -m hugginggpt run ...``): wall time,
+        CPU time and the answer's first line."""
+        wall, out = self.spawn(["-m", "hugginggpt", "run", REQUEST, "--planner", "offline",
+                                "--workspace", f"typed{n}"])
+        return wall, self.cpu, (out.strip().splitlines() or [""])[0]
+
     def request(self, runs: int) -> tuple[float, dict]:
         wall, out = self.spawn(["-c", DRIVER], runs)
         line = next(ln for ln in out.splitlines() if ln.startswith("BENCH "))
@@ -192,6 +209,7 @@ def measure(tree: Tree, repeat: int) -> dict:
     print(f"  {tree.name}: first run (empty cache) ...", file=sys.stderr)
     first_wall, first = tree.request(1)
     cold_rows, answers, heavy = [], {first["runs"][0]["answer"]}, set(first["heavy"])
+    typed: list[tuple[float, float]] = []
     for n in range(repeat):
         print(f"  {tree.name}: cold run {n + 1}/{repeat} ...", file=sys.stderr)
         wall, report = tree.request(1)
@@ -199,6 +217,9 @@ def measure(tree: Tree, repeat: int) -> dict:
                           "cpu": tree.cpu})
         answers.add(report["runs"][0]["answer"])
         heavy |= set(report["heavy"])
+        typed_wall, typed_cpu, answer = tree.typed(n)
+        typed.append((typed_wall, typed_cpu))
+        answers.add(answer)
     print(f"  {tree.name}: warm runs ...", file=sys.stderr)
     _, report = tree.request(repeat + 1)
     warm_rows = [{**phases(run["s"], report, run, cold=False), "cpu": float("nan")}
@@ -207,6 +228,8 @@ def measure(tree: Tree, repeat: int) -> dict:
     return {"help_cold": help_cold, "help_cpu": help_cpu, "help_warm": help_warm,
             "first": first_wall,
             "cold": median_rows(cold_rows), "warm": median_rows(warm_rows),
+            "typed": statistics.median(w for w, _ in typed),
+            "typed_cpu": statistics.median(c for _, c in typed),
             "answers": sorted(answers), "heavy": sorted(heavy)}
 
 
@@ -260,6 +283,10 @@ def table(before: dict, after: dict, repeat: int) -> str:
         name = {"wall": "**wall**", "cpu": "CPU time (user + system)"}.get(phase, phase)
         lines.append(f"| {name} | " + " | ".join(
             "-" if c != c else f"{c:.2f}" for c in cells) + " |")
+    lines += [f"| **the command as typed** (`python -m hugginggpt run ...`), wall | "
+              f"{before['typed']:.2f} | {after['typed']:.2f} | - | - |",
+              f"| the command as typed, CPU time | {before['typed_cpu']:.2f} | "
+              f"{after['typed_cpu']:.2f} | - | - |"]
     lines += ["", f"first run with an empty cache: before {before['first']:.2f} s, after "
               f"{after['first']:.2f} s (after: the bank's vectors computed and written)",
               f"heavy modules loaded by the request: before {before['heavy'] or 'none'}, "
@@ -274,8 +301,9 @@ def verdict(before: dict, after: dict) -> list[str]:
     failures = []
     if after["help_cold"] >= HELP_TARGET_S:
         failures.append(f"--help cold {after['help_cold']:.2f} s >= {HELP_TARGET_S} s")
-    if after["cold"]["wall"] >= RUN_TARGET_S:
-        failures.append(f"request cold {after['cold']['wall']:.2f} s >= {RUN_TARGET_S} s")
+    if after["typed"] >= RUN_TARGET_S:
+        failures.append(f"the request as typed, cold: {after['typed']:.2f} s >= "
+                        f"{RUN_TARGET_S} s")
     if before["answers"] != after["answers"] or len(after["answers"]) != 1:
         failures.append(f"answers differ: {before['answers']} vs {after['answers']}")
     if {"torch", "openai"} & set(after["heavy"]):

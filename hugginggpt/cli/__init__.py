@@ -24,10 +24,11 @@ import argparse
 import importlib
 import sys
 from types import ModuleType
+from typing import NoReturn
 
 from hugginggpt.cli.exits import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, exit_codes_help
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["main", "console", "COMMANDS"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "run a request through plan, select, execute, respond"),
@@ -91,3 +92,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hugginggpt: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def console() -> NoReturn:
+    """The installed ``hugginggpt`` command and ``python -m hugginggpt``: :func:`main` in
+    a process of its own, started lean and left without the exit's clean-up work
+    (:mod:`hugginggpt.cli.process`)."""
+    from hugginggpt.cli.process import defer_package_inits, leave
+
+    defer_package_inits()
+    leave(main())

@@ -1,7 +1,5 @@
 """``python -m hugginggpt.cli``: the command line."""
 
-import sys
+from hugginggpt.cli import console
 
-from hugginggpt.cli import main
-
-sys.exit(main())
+console()

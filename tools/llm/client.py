@@ -21,11 +21,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables.config import ensure_config, merge_configs
 
@@ -49,6 +48,9 @@ from hugginggpt.tools.llm.records import LLMCall, recorded_reply, recorded_reque
 from hugginggpt.tools.llm.router import ROUTER
 from hugginggpt.tools.llm.settings import LLMSettings
 from hugginggpt.tools.redact import install_log_redaction, redact
+
+if TYPE_CHECKING:  # its module takes 0.07 s to import; a run with no LLM needs none
+    from langchain_core.language_models import BaseChatModel
 
 __all__ = ["complete", "StreamInterruptedError", "StreamListener"]
 

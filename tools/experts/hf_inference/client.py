@@ -13,7 +13,9 @@ through :func:`_call`.
 Failures are classified by huggingface_hub's own types: its HTTP errors, its
 ``InferenceTimeoutError``, and the transport errors of the HTTP library it uses, taken
 from ``huggingface_hub.utils.httpx`` (httpx today, httpx2 in huggingface_hub 2.x), so an
-upgrade keeps timeouts and dropped connections retried.
+upgrade keeps timeouts and dropped connections retried. They are imported at the first
+failure: ``huggingface_hub.errors`` imports httpx (a quarter of a second), which a run
+that never calls this backend need not pay.
 """
 
 from __future__ import annotations
@@ -25,22 +27,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlsplit
 
-from huggingface_hub.errors import (
-    HfHubHTTPError,
-    InferenceTimeoutError,
-    OfflineModeIsEnabled,
-    OverloadedError,
-    TextGenerationError,
-)
-from huggingface_hub.errors import ValidationError as TGIValidationError
-from huggingface_hub.utils import httpx as hub_httpx  # httpx2 in huggingface_hub 2.x
-
 from hugginggpt.tools.errors import ToolExecutionError, ToolTimeoutError, TransientToolError
 from hugginggpt.tools.experts.hf_inference.on_loop import Requests, current_requests
 from hugginggpt.tools.experts.registry import backend_settings
 
 if TYPE_CHECKING:  # the clients' module takes about 0.7 s to import: on first request
     from huggingface_hub import InferenceClient
+    from huggingface_hub.utils import httpx as hub_httpx
 
 __all__ = [
     "HF_INFERENCE_BACKEND",
@@ -183,6 +176,16 @@ def _http_error(status: int, message: str, model: str) -> ToolExecutionError:
 
 def _translate(exc: Exception, model: str) -> ToolExecutionError | None:
     """The typed error for a failure of the client, or None for an unexpected one."""
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        InferenceTimeoutError,
+        OfflineModeIsEnabled,
+        OverloadedError,
+        TextGenerationError,
+    )
+    from huggingface_hub.errors import ValidationError as TGIValidationError
+    from huggingface_hub.utils import httpx as hub_httpx  # httpx2 in huggingface_hub 2.x
+
     timeout = current_config().timeout_s
     if isinstance(exc, OfflineModeIsEnabled):
         return ToolExecutionError(

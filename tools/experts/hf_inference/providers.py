@@ -11,7 +11,7 @@ of this project are the Hub's task names, which the mapping uses too.
 
 from __future__ import annotations
 
-from huggingface_hub import constants, get_token
+from huggingface_hub import constants
 
 from hugginggpt.tools.experts.hf_inference.client import current_config
 from hugginggpt.tools.experts.hub import serving
@@ -31,6 +31,8 @@ def unavailable_reason(task: str | None, model: str) -> str | None:
     config = current_config()
     if model in config.endpoints:
         return None
+    from huggingface_hub import get_token  # its module imports httpx: when first asked
+
     if get_token() is None:
         return "no Hugging Face token (set HF_TOKEN or run `hf auth login`)"
     found = serving(model)

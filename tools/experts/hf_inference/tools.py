@@ -16,10 +16,6 @@ import mimetypes
 from pathlib import Path
 from typing import Any
 
-from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-from huggingface_hub.utils import get_session, hf_raise_for_status
-from huggingface_hub.utils import httpx as hub_httpx  # httpx2 in huggingface_hub 2.x
-
 from hugginggpt.tools.errors import ToolExecutionError, TransientToolError
 from hugginggpt.tools.experts.hf_inference.client import (
     TRANSIENT_STATUSES,
@@ -79,6 +75,10 @@ def _media_bytes(source: Path | str) -> bytes:
     """An input image as bytes: read from the workspace, or fetched from its URL."""
     if isinstance(source, Path):
         return source.read_bytes()
+    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+    from huggingface_hub.utils import get_session, hf_raise_for_status
+    from huggingface_hub.utils import httpx as hub_httpx  # httpx2 in huggingface_hub 2.x
+
     try:
         response = get_session().get(source, timeout=current_config().timeout_s)
         hf_raise_for_status(response)
