@@ -7,12 +7,12 @@ are waste in it (``benchmarks/startup.py`` measures both):
   from ``langgraph_sdk.auth.types``, and LangSmith's tracer one ``Literal`` from
   ``langsmith.types.run_select_field``. Python runs each parent package's
   ``__init__`` first: ``langgraph_sdk``'s builds the whole HTTP client (httpx, rich),
-  ``langsmith.types``'s imports all 160-odd generated API models. That is about 0.5 s
+  ``langsmith.types``'s imports all 160-odd generated API models. That is 0.4-0.5 s
   of CPU for names no command uses. :func:`defer_package_inits` makes such a package's
   ``__init__`` run at the first look-up of one of its own names instead; its submodules
   import as before.
 - **The interpreter's collections at exit.** Finalisation runs full garbage
-  collections over every object that the imports and the run made: 0.6-0.7 s after a
+  collections over every object that the imports and the run made: 0.7-0.8 s after a
   short request here, a fifth of it. :func:`leave` freezes them (``gc.freeze``) so the
   collections skip them; the process's memory goes back to the system as it ends.
 
