@@ -309,3 +309,26 @@ def test_plain_hub_ids_are_ones_huggingface_hub_accepts():
                 and not model_id.endswith(".git"):
             assert valid, model_id
         assert is_hub_id(model_id) == valid, model_id
+
+
+def test_kept_arrays_round_trip_and_a_folder_that_cannot_be_written_is_skipped(tmp_path):
+    """``keep`` writes the array and its index, ``read_kept`` reads them back (mapped
+    read-only when asked); a missing file reads as None, and a cache folder that cannot
+    be made (a file is in its place) loses nothing but the file."""
+    from hugginggpt.tools.kept import keep, read_kept
+
+    base = tmp_path / "kind" / "key"
+    array = np.arange(12, dtype=np.float32).reshape(3, 4)
+    keep(base, array, {"rows": ["a", "b", "c"]})
+    found = read_kept(base, mapped=True)
+    assert found is not None
+    assert np.array_equal(found[0], array) and not found[0].flags.writeable
+    assert found[1] == {"rows": ["a", "b", "c"]}
+    keep(tmp_path / "kind" / "bare", array)
+    assert read_kept(tmp_path / "kind" / "bare")[1] is None
+    assert read_kept(tmp_path / "kind" / "missing") is None
+
+    (tmp_path / "blocked").write_text("a file where the folder would be")
+    keep(tmp_path / "blocked" / "key", array, {"rows": []})
+    assert read_kept(tmp_path / "blocked" / "key") is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocked", "kind"]

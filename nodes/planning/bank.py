@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +21,7 @@ from typing import Any
 
 from hugginggpt.nodes.planning.reading import request_shape
 from hugginggpt.tools.env import cache_dir
+from hugginggpt.tools.kept import keep, read_kept
 
 __all__ = ["BankExample", "PlanBank", "DEFAULT_BANK", "load_bank"]
 
@@ -94,22 +93,15 @@ def _cached_vectors(texts: list[str]) -> Any:
     from hugginggpt.tools.experts.lite import MINILM, text_encoder
 
     digest = hashlib.sha256(json.dumps([MINILM, "mean, normalised", texts]).encode())
-    path = cache_dir() / "bank" / f"{digest.hexdigest()[:32]}.npy"
-    try:
-        matrix = np.load(path)
-        if matrix.shape == (len(texts), matrix.shape[1]) and matrix.dtype == np.float32:
+    base = cache_dir() / "bank" / digest.hexdigest()[:32]
+    if (found := read_kept(base)) is not None:
+        matrix = found[0]
+        if (matrix.ndim == 2 and matrix.shape[0] == len(texts)
+                and matrix.dtype == np.float32):
             return matrix
-    except (OSError, ValueError):
-        pass
     matrix = np.asarray(text_encoder().encode(texts, normalize_embeddings=True,
                                               batch_size=64), dtype=np.float32)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as f:
-            np.save(f, matrix)
-        os.replace(f.name, path)
-    except OSError:
-        pass
+    keep(base, matrix)
     return matrix
 
 

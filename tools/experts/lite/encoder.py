@@ -71,25 +71,24 @@ def _weights(path: Path) -> dict[str, Any]:
     it out takes 0.2 s of a cold start; the mapped file, a millisecond. The bytes are
     the same either way. A folder that cannot be written costs only the work again."""
     import hashlib
-    import os
-    import tempfile
 
     import numpy as np
     from safetensors.numpy import load_file
 
     from hugginggpt.tools.env import cache_dir
+    from hugginggpt.tools.kept import keep, read_kept
 
     stat = path.stat()
     key = hashlib.sha256(json.dumps([str(path.resolve()), stat.st_size, stat.st_mtime_ns,
                                      _LAYOUT]).encode()).hexdigest()[:32]
     base = cache_dir() / "minilm" / key
-    try:
-        index = json.loads(base.with_suffix(".json").read_text(encoding="utf-8"))
-        flat = np.asarray(np.load(base.with_suffix(".npy"), mmap_mode="r"))
-        return {name: flat[start:start + math.prod(shape)].reshape(shape)
-                for name, (start, shape) in index.items()}
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    if (found := read_kept(base, mapped=True)) is not None:
+        flat, index = found
+        try:
+            return {name: flat[start:start + math.prod(shape)].reshape(shape)
+                    for name, (start, shape) in index.items()}
+        except (AttributeError, ValueError, TypeError):  # an index that does not fit
+            pass
     weights = _laid_out(load_file(str(path)))
     index, start = {}, 0
     for name, array in weights.items():
@@ -98,15 +97,7 @@ def _weights(path: Path) -> dict[str, Any]:
     flat = np.zeros(start, dtype=np.float32)
     for name, (offset, _) in index.items():
         flat[offset:offset + weights[name].size] = weights[name].ravel()
-    try:
-        base.parent.mkdir(parents=True, exist_ok=True)
-        for suffix, write in ((".npy", lambda f: np.save(f, flat)),
-                              (".json", lambda f: f.write(json.dumps(index).encode()))):
-            with tempfile.NamedTemporaryFile(dir=base.parent, suffix=".tmp", delete=False) as f:
-                write(f)
-            os.replace(f.name, base.with_suffix(suffix))
-    except OSError:
-        pass
+    keep(base, flat, index)
     return weights
 
 

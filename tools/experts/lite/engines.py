@@ -152,12 +152,12 @@ def _profile_table(factory: Any) -> tuple[list[str], Mapping[str, list[float]]]:
     import importlib.metadata
     import json
     import os
-    import tempfile
 
     import numpy as np
     from langdetect import detector_factory
 
     from hugginggpt.tools.env import cache_dir
+    from hugginggpt.tools.kept import keep, read_kept
 
     folder = detector_factory.PROFILES_DIRECTORY
     files = sorted((name, os.path.getsize(os.path.join(folder, name)))
@@ -165,26 +165,16 @@ def _profile_table(factory: Any) -> tuple[list[str], Mapping[str, list[float]]]:
     key = hashlib.sha256(json.dumps(
         [importlib.metadata.version("langdetect"), files]).encode()).hexdigest()[:32]
     base = cache_dir() / "langdetect" / key
-    try:
-        meta = json.loads(base.with_suffix(".json").read_text(encoding="utf-8"))
-        matrix = np.load(base.with_suffix(".npy"), mmap_mode="r")
-        if matrix.shape == (len(meta["grams"]), len(meta["languages"])):
+    if (found := read_kept(base, mapped=True)) is not None:
+        matrix, meta = found
+        if (isinstance(meta, dict) and isinstance(meta.get("grams"), list)
+                and isinstance(meta.get("languages"), list)
+                and matrix.shape == (len(meta["grams"]), len(meta["languages"]))):
             return meta["languages"], _Profiles(meta["grams"], matrix)
-    except (OSError, ValueError, KeyError):
-        pass
     factory.load_profile(folder)
     grams = list(factory.word_lang_prob_map)
     table = np.array([factory.word_lang_prob_map[g] for g in grams], dtype=np.float64)
-    try:
-        base.parent.mkdir(parents=True, exist_ok=True)
-        for suffix, write in ((".npy", lambda f: np.save(f, table)),
-                              (".json", lambda f: f.write(json.dumps(
-                                  {"languages": factory.langlist, "grams": grams}).encode()))):
-            with tempfile.NamedTemporaryFile(dir=base.parent, suffix=".tmp", delete=False) as f:
-                write(f)
-            os.replace(f.name, base.with_suffix(suffix))
-    except OSError:
-        pass
+    keep(base, table, {"languages": factory.langlist, "grams": grams})
     return factory.langlist, factory.word_lang_prob_map
 
 
