@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +41,12 @@ def keep(base: Path, array: Any, index: Any = None) -> None:
     """Write ``array`` to ``base.npy`` and, if given, ``index`` to ``base.json``."""
     import numpy as np
 
-    def save(stream: Any) -> None:
-        np.save(stream, array)
-
-    def dump(stream: Any) -> None:
-        stream.write(json.dumps(index).encode())
-
+    files: list[tuple[str, Callable[[Any], Any]]] = [(".npy", lambda f: np.save(f, array))]
+    if index is not None:
+        files.append((".json", lambda f: f.write(json.dumps(index).encode())))
     try:
         base.parent.mkdir(parents=True, exist_ok=True)
-        for suffix, write in ((".npy", save), (".json", dump))[:1 if index is None else 2]:
+        for suffix, write in files:
             with tempfile.NamedTemporaryFile(dir=base.parent, suffix=".tmp",
                                              delete=False) as stream:
                 write(stream)

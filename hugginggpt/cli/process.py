@@ -46,6 +46,8 @@ class _DeferredInit(importlib.abc.Loader):
         self.loader = loader
         self.lock = threading.RLock()
         self.done = False
+        self.hook: Any = None
+        """The ``__getattr__`` put on the package, taken off once its ``__init__`` ran."""
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self.loader.create_module(spec)
