@@ -19,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from hugginggpt.graph.checkpoint import register_state_types, store_of
-from hugginggpt.graph.context import Context, ServedContext
+from hugginggpt.graph.context import Context
 from hugginggpt.graph.state import InputState, OutputState, State
 from hugginggpt.nodes import (
     abort,
@@ -33,7 +33,7 @@ from hugginggpt.nodes import (
     select,
 )
 
-__all__ = ["build_graph", "graph"]
+__all__ = ["build_graph"]
 
 MAX_CONCURRENCY = 64
 """Upper bound on subtasks running at once (the plan size limit is far lower)."""
@@ -78,6 +78,3 @@ def build_graph(
 
 
 register_state_types()
-graph = build_graph(context_schema=ServedContext)
-"""The graph without a checkpointer, for ``langgraph dev`` and the LangGraph server:
-callers set only their own settings (:class:`ServedContext`)."""

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hugginggpt.api import RunResult, aresume, arun, resume, run
-    from hugginggpt.graph.builder import build_graph, graph
+    from hugginggpt.graph.builder import build_graph
     from hugginggpt.graph.checkpoint import aopen_checkpointer, open_checkpointer
     from hugginggpt.graph.context import Context, SettingsError
+    from hugginggpt.graph.served import graph
     from hugginggpt.graph.state import InputState, OutputState, State
     from hugginggpt.tools.experts.as_langchain import langchain_tools
     from hugginggpt.tools.experts.registry import ToolContext, register_tool, tool
@@ -34,7 +35,7 @@ _EXPORTS = {
     "aresume": "hugginggpt.api",
     "RunResult": "hugginggpt.api",
     "build_graph": "hugginggpt.graph.builder",
-    "graph": "hugginggpt.graph.builder",
+    "graph": "hugginggpt.graph.served",
     "Context": "hugginggpt.graph.context",
     "SettingsError": "hugginggpt.graph.context",
     "State": "hugginggpt.graph.state",

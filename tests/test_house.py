@@ -124,7 +124,7 @@ def test_the_msgpack_allowlist_in_langgraph_json_is_the_state_types():
     allowed = declared["checkpointer"]["serde"]["allowed_msgpack_modules"]
     assert sorted(map(tuple, allowed)) == sorted((t.__module__, t.__name__) for t in STATE_TYPES)
     # an object since the graph carries its description (for /mcp and A2A)
-    assert declared["graphs"]["hugginggpt"]["path"] == "hugginggpt.graph.builder:graph"
+    assert declared["graphs"]["hugginggpt"]["path"] == "hugginggpt.graph.served:graph"
 
 
 def test_logging_works_after_importing_the_graph_and_secrets_are_filtered(monkeypatch, caplog):
