@@ -11,8 +11,9 @@ load them without "unregistered type" warnings.
 
 Every saver comes with a LangGraph Store beside it, where the LLM calls' prompts and
 replies are kept out of the checkpoints (:mod:`hugginggpt.tools.llm.transcripts`): an
-``InMemoryStore`` with ``memory``, the ``store`` table in the same SQLite file, the
-``store`` table of the same PostgreSQL database. :func:`store_of` gives the one opened
+``InMemoryStore`` with ``memory``, the ``store`` table in the same SQLite file (opened at
+its first use: a run that calls no LLM never opens it), the ``store`` table of the same
+PostgreSQL database. :func:`store_of` gives the one opened
 with a saver, and :func:`~hugginggpt.graph.builder.build_graph` compiles with it. The
 LangGraph server brings its own store, as it brings its own checkpointer.
 """
@@ -21,9 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, Op, Result
 from langgraph.store.memory import InMemoryStore
 
 from hugginggpt.graph.state import STATE_TYPES
@@ -79,6 +81,59 @@ async def _asetup_sqlite_store(store: Any) -> None:
 def _paired(saver: BaseCheckpointSaver, store: BaseStore) -> BaseCheckpointSaver:
     _STORES[saver] = store
     return saver
+
+
+class _OpenedOnUse(BaseStore):
+    """A SQLite store opened at its first operation (:func:`open_checkpointer`).
+
+    LangGraph's SQLite store imports sqlite-vec, and sqlite-vec NumPy: a tenth of a
+    second, which a run that calls no LLM (nothing to keep in the store) need not pay.
+    """
+
+    def __init__(self, open_store: Callable[[], BaseStore]) -> None:
+        self._open = open_store
+        self._lock = threading.Lock()
+        self.store: BaseStore | None = None
+
+    def _opened(self) -> BaseStore:
+        with self._lock:
+            if self.store is None:
+                self.store = self._open()
+            return self.store
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        return self._opened().batch(ops)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await asyncio.to_thread(self.batch, ops)
+
+
+class _AsyncOpenedOnUse(BaseStore):
+    """:class:`_OpenedOnUse` for :func:`aopen_checkpointer`: the store is opened on the
+    event loop the checkpointer was opened on, and a synchronous call (from a sync node,
+    in a worker thread) runs there, as LangGraph's async stores do."""
+
+    def __init__(self, open_store: Callable[[], Awaitable[BaseStore]]) -> None:
+        self._open = open_store
+        self._loop = asyncio.get_running_loop()
+        self._lock = asyncio.Lock()
+        self.store: BaseStore | None = None
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        async with self._lock:
+            if self.store is None:
+                self.store = await self._open()
+        return await self.store.abatch(ops)
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        try:
+            if asyncio.get_running_loop() is self._loop:
+                raise asyncio.InvalidStateError(
+                    "a synchronous store call on the event loop's own thread would block "
+                    "it: use abatch (aget, aput, ...) in async code")
+        except RuntimeError:  # no loop in this thread: a worker thread
+            pass
+        return asyncio.run_coroutine_threadsafe(self.abatch(list(ops)), self._loop).result()
 
 
 _SETUP_LOCK = 0x48474754
@@ -153,18 +208,26 @@ def open_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
         return
     if (path := sqlite_path(url)) is not None:
         from langgraph.checkpoint.sqlite import SqliteSaver
-        from langgraph.store.sqlite import SqliteStore
 
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(path), check_same_thread=False)
         # the store on a connection of its own: its transactions never mix with the saver's
-        store_conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        try:
-            store = SqliteStore(store_conn)
+        store_conns: list[sqlite3.Connection] = []
+
+        def open_store() -> BaseStore:
+            from langgraph.store.sqlite import SqliteStore
+
+            store_conns.append(sqlite3.connect(str(path), check_same_thread=False,
+                                               isolation_level=None))
+            store = SqliteStore(store_conns[0])
             _setup_sqlite_store(store)
-            yield _paired(SqliteSaver(conn, serde=serializer()), store)
+            return store
+
+        try:
+            yield _paired(SqliteSaver(conn, serde=serializer()), _OpenedOnUse(open_store))
         finally:
-            store_conn.close()
+            for store_conn in store_conns:
+                store_conn.close()
             conn.close()
         return
     if url.startswith(("postgres://", "postgresql://")):
@@ -194,14 +257,25 @@ async def aopen_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
     if (path := sqlite_path(url)) is not None:
         import aiosqlite
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-        from langgraph.store.sqlite.aio import AsyncSqliteStore
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        async with aiosqlite.connect(str(path)) as conn, \
-                aiosqlite.connect(str(path), isolation_level=None) as store_conn:
-            store = AsyncSqliteStore(store_conn)
+        store_conns: list[aiosqlite.Connection] = []
+
+        async def open_store() -> BaseStore:
+            from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+            store_conns.append(await aiosqlite.connect(str(path), isolation_level=None))
+            store = AsyncSqliteStore(store_conns[0])
             await _asetup_sqlite_store(store)
-            yield _paired(AsyncSqliteSaver(conn, serde=serializer()), store)
+            return store
+
+        async with aiosqlite.connect(str(path)) as conn:
+            try:
+                yield _paired(AsyncSqliteSaver(conn, serde=serializer()),
+                              _AsyncOpenedOnUse(open_store))
+            finally:
+                for store_conn in store_conns:
+                    await store_conn.close()
         return
     if url.startswith(("postgres://", "postgresql://")):
         module = _postgres_module("langgraph.checkpoint.postgres.aio")
