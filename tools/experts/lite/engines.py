@@ -10,11 +10,10 @@ and langdetect (:func:`language_of`).
 from __future__ import annotations
 
 import functools
-import hashlib
 import threading
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from hugginggpt.tools.errors import ToolExecutionError
@@ -111,71 +110,18 @@ def language_detector() -> Any:
     answer. The profiles are loaded here, under the loader's lock, because langdetect's
     own lazy loading is not thread-safe. Reading them from langdetect's 55 JSON files
     takes 0.6 s of CPU; the table they make is kept in the cache folder and read from
-    there in a few milliseconds (:func:`_profile_table`).
+    there as the detector asks (:mod:`.profiles`).
     """
     from langdetect import DetectorFactory, detector_factory
+
+    from hugginggpt.tools.experts.lite.profiles import profile_table
 
     DetectorFactory.seed = 0
     if detector_factory._factory is None:  # what init_factory would load, from the cache
         factory = DetectorFactory()
-        factory.langlist, factory.word_lang_prob_map = _profile_table(factory)
+        factory.langlist, factory.word_lang_prob_map = profile_table(factory)
         detector_factory._factory = factory
     return detector_factory
-
-
-class _Profiles(Mapping[str, list[float]]):
-    """langdetect's n-gram -> probability-per-language map, over a matrix read from the
-    cache folder (memory-mapped): the same numbers as the map langdetect builds."""
-
-    def __init__(self, grams: list[str], matrix: Any) -> None:
-        self._row = {gram: i for i, gram in enumerate(grams)}
-        self._matrix = matrix
-
-    def __getitem__(self, gram: str) -> list[float]:
-        return self._matrix[self._row[gram]].tolist()  # type: ignore[no-any-return]
-
-    def __contains__(self, gram: object) -> bool:
-        return gram in self._row
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._row)
-
-    def __len__(self) -> int:
-        return len(self._row)
-
-
-def _profile_table(factory: Any) -> tuple[list[str], Mapping[str, list[float]]]:
-    """The language list and the n-gram table of langdetect's profiles: from the cache
-    folder when this langdetect's profiles were read before, else read from its files
-    (``factory.load_profile``) and written there (atomically; a folder that cannot be
-    written costs only the reading again)."""
-    import importlib.metadata
-    import json
-    import os
-
-    import numpy as np
-    from langdetect import detector_factory
-
-    from hugginggpt.tools.env import cache_dir
-    from hugginggpt.tools.kept import keep, read_kept
-
-    folder = detector_factory.PROFILES_DIRECTORY
-    files = sorted((name, os.path.getsize(os.path.join(folder, name)))
-                   for name in os.listdir(folder))
-    key = hashlib.sha256(json.dumps(
-        [importlib.metadata.version("langdetect"), files]).encode()).hexdigest()[:32]
-    base = cache_dir() / "langdetect" / key
-    if (found := read_kept(base, mapped=True)) is not None:
-        matrix, meta = found
-        if (isinstance(meta, dict) and isinstance(meta.get("grams"), list)
-                and isinstance(meta.get("languages"), list)
-                and matrix.shape == (len(meta["grams"]), len(meta["languages"]))):
-            return meta["languages"], _Profiles(meta["grams"], matrix)
-    factory.load_profile(folder)
-    grams = list(factory.word_lang_prob_map)
-    table = np.array([factory.word_lang_prob_map[g] for g in grams], dtype=np.float64)
-    keep(base, table, {"languages": factory.langlist, "grams": grams})
-    return factory.langlist, factory.word_lang_prob_map
 
 
 OCR_LOCK = threading.Lock()
