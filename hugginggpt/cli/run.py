@@ -133,9 +133,16 @@ _FLAGS = {"subtask_timeout_s": "--subtask-timeout", "max_run_s": "--max-run-time
 """The flags whose names are not their settings' (``--max-subtasks`` is ``max_subtasks``)."""
 
 
-def _warm_up() -> None:
-    """Load the sentence-embedding model (the planner's and the ranking's) while the
-    graph is built."""
+def _warm_up(context: Context) -> None:
+    """Load the sentence-embedding model while the graph is built, when the LLM planner
+    will run: it always embeds the request (to choose the few-shot examples). The
+    offline planner embeds only a request that no cue word covers, and the ranking only
+    when several described models compete, so for them the model loads when first used
+    (loading it in a thread for nothing cost a request it did not serve CPU time that
+    the imports and the run wanted)."""
+    if context.plan is not None or context.planner == "offline" or not has_llm(
+            context, "planner"):
+        return
     import numpy  # noqa: F401  (here first: two threads importing it at once can fail)
 
     from hugginggpt.tools.experts.lite.engines import text_encoder
@@ -166,7 +173,7 @@ def _run(args: argparse.Namespace) -> int:
         "plugins": args.plugin,
     }, indent=2))
     index_thread(thread_id, settings)
-    _warm_up()
+    _warm_up(context)
     graph_input = {"request": args.request, "files": files}
     return asyncio.run(run_session(graph_input, thread_id, context, url, args.json,
                                    args.verbose))

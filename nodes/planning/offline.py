@@ -110,8 +110,10 @@ def offline_plan(
     asks for a step, take the nearest whole-request example of the bank (an empty plan
     for small talk, or an example adapted to this request).
 
-    The instruction (the request without its quoted and pasted texts) is embedded once,
-    with the clauses that no cue word covers, in one batch.
+    Embedding is done only when its result is used: when no clause has a cue word, the
+    instruction (the request without its quoted and pasted texts) and the clauses are
+    embedded in one batch; when cue words read a plan, nothing is embedded (the planner
+    does not load its embedding model for such a request).
 
     Raises:
         CannotPlanOffline: nothing in the request asks for a step, and no example is
@@ -127,8 +129,11 @@ def offline_plan(
         if not any(cued) and not clause.question and not clause.files and len(
                 re.findall(r"\w+", plain)) >= 2:  # a word or two matches any example
             uncued.append(clause)
-    nearest = _nearest_steps(bank, [masked.instruction, *(c.text for c in uncued)])
-    whole, by_clause = nearest[0], dict(zip(map(id, uncued), nearest[1:], strict=True))
+    whole: tuple[BankExample | None, float] | None = None
+    by_clause: dict[int, tuple[BankExample | None, float]] = {}
+    if uncued:
+        nearest = _nearest_steps(bank, [masked.instruction, *(c.text for c in uncued)])
+        whole, by_clause = nearest[0], dict(zip(map(id, uncued), nearest[1:], strict=True))
     from_bank: list[str] = []
     for position, clause in enumerate(clauses):
         plain = clause.plain
@@ -159,7 +164,7 @@ def offline_plan(
         raise CannotPlanOffline("cannot plan this request offline; the plan read from it is "
                                 "invalid: " + "; ".join(problems[:3]))
     if not reader.problems and not masked.texts and not reader.files:
-        whole_example, similarity = whole
+        whole_example, similarity = whole or _nearest_steps(bank, [masked.instruction])[0]
         if whole_example is None or not whole_example.plan or similarity < min_similarity:
             return OfflinePlan([], "read from the request: nothing in it needs an expert "
                                "model", 1.0)
