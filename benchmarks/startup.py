@@ -20,18 +20,17 @@ The commands:
   from spawn to exit; warm is ``main(["--help"])`` again in a process that has run it.
 - the trivial offline request ``hugginggpt run 'Is "what a lovely morning" positive or
   negative?'``: cold is a new process each time, after one untimed run that fills the
-  tree's caches (the bank's vectors; reported as "first run"); warm is the same request
-  again in one process (what the API or a server sees). Phases: ``imports`` (the
-  interpreter, the CLI and the ``run`` command's modules), ``model loads`` (MiniLM, the
-  model planning and ranking embed with: ``text_encoder`` after, ``minilm`` before,
-  loaded explicitly so that its time is its own; the CLI's warm-up thread loads it at the
-  same point anyway), and ``plan``, ``select``, ``execute``, ``respond`` from the run's
-  progress lines (each stage's first to last stamp). ``other`` is what remains of the
-  wall time (building the graph, the checkpointer, writing the answer, exit). The
-  phases come from a driver that times them in the process; it starts and ends as the
-  tree's command does (:mod:`hugginggpt.cli.process`, where the tree has it). Each cold
-  run is also timed as the command a user types, ``python -m hugginggpt run ...``: that
-  row is the one the target is checked on.
+  tree's caches (the bank's vectors or langdetect's table; reported as "first run");
+  warm is the same request again in one process (what the API or a server sees).
+  Phases: ``imports`` (the interpreter, the CLI and the ``run`` command's modules), and
+  ``plan``, ``select``, ``execute``, ``respond`` from the run's progress lines (each
+  stage's first to last stamp; a model a stage waits for, such as MiniLM for the
+  planner before, is in that stage's time). ``other`` is what remains of the wall time
+  (building the graph, the checkpointer, writing the answer, exit). The phases come
+  from a driver that times them in the process; it starts and ends as the tree's
+  command does (:mod:`hugginggpt.cli.process`, where the tree has it). Each cold run is
+  also timed as the command a user types, ``python -m hugginggpt run ...``: that row is
+  the one the target is checked on.
 
 With ``--evals``, both trees also plan the labelled sets (``hugginggpt eval
 evals/labelled.jsonl`` and ``evals/own_words.jsonl``, offline planner) and the script
@@ -67,7 +66,7 @@ BEFORE = "a8304c7"
 REQUEST = 'Is "what a lovely morning" positive or negative?'
 HELP_TARGET_S = 0.5
 RUN_TARGET_S = 2.5
-PHASES = ("imports", "model loads", "plan", "select", "execute", "respond", "other")
+PHASES = ("imports", "plan", "select", "execute", "respond", "other")
 STAMP = re.compile(r"^\s*([0-9.]+)s \[(plan|select|execute|respond)\]", re.M)
 
 DRIVER = r"""
@@ -75,18 +74,17 @@ import json, os, sys, time, io, contextlib
 started = time.perf_counter()
 root = os.environ["BENCH_TREE"]
 try:  # what the command itself does first and last, in a tree that has it
-    from hugginggpt.cli.process import defer_package_inits, leave
+    from hugginggpt.cli.process import leave, start
 except ImportError:
-    defer_package_inits, leave = (lambda: None), sys.exit
-defer_package_inits()
+    try:
+        from hugginggpt.cli.process import defer_package_inits as start, leave
+    except ImportError:
+        start, leave = (lambda: None), sys.exit
+start()
 import hugginggpt.cli
 import hugginggpt.cli.run
 assert hugginggpt.cli.__file__.startswith(root), hugginggpt.cli.__file__
 imported = time.perf_counter()
-from hugginggpt.tools.experts.lite import engines
-load = getattr(engines, "text_encoder", None) or engines.minilm
-load()
-loaded = time.perf_counter()
 from hugginggpt.cli import main
 runs = []
 for n in range(int(os.environ["BENCH_RUNS"])):
@@ -98,9 +96,9 @@ for n in range(int(os.environ["BENCH_RUNS"])):
     runs.append({"code": code, "s": time.perf_counter() - begin, "stderr": err.getvalue(),
                  "answer": out.getvalue().strip().splitlines()[0] if out.getvalue() else ""})
 heavy = sorted(m for m in ("torch", "transformers", "sentence_transformers", "openai",
-                           "langchain_openai") if m in sys.modules)
-print("BENCH " + json.dumps({"imports": imported - started, "loads": loaded - imported,
-                             "runs": runs, "heavy": heavy}), flush=True)
+                           "langchain_openai", "numpy", "tokenizers") if m in sys.modules)
+print("BENCH " + json.dumps({"imports": imported - started, "runs": runs, "heavy": heavy}),
+      flush=True)
 leave(0)
 """
 
@@ -190,7 +188,7 @@ def phases(wall: float, report: dict, run: dict, cold: bool) -> dict[str, float]
     row = dict.fromkeys(PHASES, 0.0)
     row.update(stages(run["stderr"]))
     if cold:
-        row["imports"], row["model loads"] = report["imports"], report["loads"]
+        row["imports"] = report["imports"]
     row["other"] = wall - sum(row[p] for p in PHASES if p != "other")
     row["wall"] = wall
     return row

@@ -134,13 +134,19 @@ def test_help_imports_no_library(tmp_path):
 
 @pytest.mark.timeout(600)
 def test_an_offline_run_imports_neither_torch_nor_the_llm_stack(tmp_path):
-    """A trivial offline request plans, selects and runs a lite expert: MiniLM runs on
-    NumPy, and no LLM is configured, so torch, transformers and openai stay unloaded."""
+    """A trivial offline request plans, selects and runs a lite expert: its cue words
+    make the plan, so MiniLM is not even loaded (nor NumPy). A request that no cue word
+    covers is embedded: MiniLM then runs on NumPy. No LLM is configured, so torch,
+    transformers and openai stay unloaded either way."""
     env_clear = "".join(f"os.environ.pop({k!r}, None)\n" for k in (
         "OPENAI_API_KEY", "HUGGINGGPT_LLM_API_KEY", "HUGGINGGPT_LLM", "HF_TOKEN"))
     loaded = _loaded_after(
-        "import os\n" + env_clear + "from hugginggpt.cli import main\n"
+        "import os, sys\n" + env_clear + "from hugginggpt.cli import main\n"
         "assert main(['run', 'Is \"what a lovely morning\" positive or negative?', "
+        "'--planner', 'offline', '--workspace', 'ws']) == 0\n"
+        "cued = {m.split('.')[0] for m in sys.modules}\n"
+        "assert 'langgraph' in cued and not cued & {'numpy', 'tokenizers'}, cued\n"
+        "assert main(['run', 'hello there, how are you doing today?', "
         "'--planner', 'offline', '--workspace', 'ws']) == 0", tmp_path)
     assert not loaded & HEAVY, loaded & HEAVY
     assert {"langgraph", "numpy", "tokenizers"} <= loaded
@@ -212,7 +218,7 @@ def test_langdetects_profiles_come_from_the_cache_with_the_same_answers(tmp_path
     probabilities, to the last bit."""
     from langdetect import DetectorFactory, detector_factory
 
-    from hugginggpt.tools.experts.lite import engines
+    from hugginggpt.tools.experts.lite.profiles import Profiles, profile_table
 
     monkeypatch.setenv("HUGGINGGPT_CACHE_DIR", str(tmp_path))
     theirs = DetectorFactory()
@@ -220,18 +226,27 @@ def test_langdetects_profiles_come_from_the_cache_with_the_same_answers(tmp_path
     answers = []
     for _ in range(2):  # the first fills the cache, the second reads it
         ours = DetectorFactory()
-        ours.langlist, ours.word_lang_prob_map = engines._profile_table(ours)
+        ours.langlist, ours.word_lang_prob_map = profile_table(ours)
         answers.append(_detections(ours))
-    assert isinstance(ours.word_lang_prob_map, engines._Profiles)  # read from the cache
-    assert [f.suffix for f in sorted((tmp_path / "langdetect").iterdir())] == [".json", ".npy"]
+    table = ours.word_lang_prob_map
+    assert isinstance(table, Profiles)  # read from the cache
+    assert [f.suffix for f in (tmp_path / "langdetect").iterdir()] == [".sqlite"]
+    assert ours.langlist == theirs.langlist
     assert answers[0] == answers[1] == _detections(theirs)
+    assert len(table) == len(theirs.word_lang_prob_map)
+    gram = next(iter(theirs.word_lang_prob_map))
+    assert table[gram] == theirs.word_lang_prob_map[gram] and "no such gram" not in table
     assert [found[0][0] for found in answers[1]] == ["en", "fr", "de", "es", "ja", "it", "ru"]
 
 
 DEFERRED_AWAY = ("langsmith.types.run", "langgraph_sdk.client", "httpx",
-                 "huggingface_hub.file_download", "huggingface_hub.errors")
+                 "huggingface_hub.file_download", "huggingface_hub.errors", "numpy",
+                 "sqlite_vec", "tokenizers", "hugginggpt.graph.served")
 """What the command's trivial offline run never imports: the two deferred package
-initialisers' imports, and huggingface_hub's download and error modules (httpx)."""
+initialisers' imports, huggingface_hub's download and error modules (httpx), NumPy
+and what needs it (the embedding model, which cue words make unneeded here; the
+checkpoints' store, which no LLM call opens; langdetect's table, read from SQLite),
+and the served graph."""
 
 
 @pytest.mark.timeout(600)

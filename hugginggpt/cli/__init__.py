@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import NoReturn
 
 from hugginggpt.cli.exits import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, exit_codes_help
+from hugginggpt.cli.process import imported
 
 __all__ = ["main", "console", "COMMANDS"]
 
@@ -79,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     one per outcome of a run; 2 for bad input)."""
     argv = sys.argv[1:] if argv is None else argv
     args = _parser(argv).parse_args(argv)
+    imported()  # the command's modules are loaded (the collector back on, if held off)
     # a command that parsed has its module loaded, which loads these
     from hugginggpt.cli.common import load_plugins
     from hugginggpt.graph.context import SettingsError
@@ -96,9 +98,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def console() -> NoReturn:
     """The installed ``hugginggpt`` command and ``python -m hugginggpt``: :func:`main` in
-    a process of its own, started lean and left without the exit's clean-up work
+    a process of its own, started lean (no garbage collection while the command's
+    modules import) and left without the exit's clean-up work
     (:mod:`hugginggpt.cli.process`)."""
-    from hugginggpt.cli.process import defer_package_inits, leave
+    from hugginggpt.cli.process import leave, start
 
-    defer_package_inits()
+    start()
     leave(main())

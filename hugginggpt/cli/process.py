@@ -11,14 +11,22 @@ are waste in it (``benchmarks/startup.py`` measures both):
   of CPU for names no command uses. :func:`defer_package_inits` makes such a package's
   ``__init__`` run at the first look-up of one of its own names instead; its submodules
   import as before.
+- **Garbage collections during the imports.** Importing LangGraph, LangChain and this
+  package allocates about 90,000 tracked objects and frees almost none of them in
+  cycles (about 1,900 objects of cyclic garbage in all): the collector ran 230 times
+  over them for nothing, 0.08-0.12 s of a 1.5 s run here. :func:`start` holds the
+  collector off until the command's modules are imported; :func:`imported` then
+  freezes what they made (``gc.freeze``: later collections skip it, and that small
+  garbage stays) and turns the collector back on for the run.
 - **The interpreter's collections at exit.** Finalisation runs full garbage
   collections over every object that the imports and the run made: 0.7-0.8 s after a
   short request here, a fifth of it. :func:`leave` freezes them (``gc.freeze``) so the
   collections skip them; the process's memory goes back to the system as it ends.
 
-Neither is done for a program that imports :mod:`hugginggpt`: only
+None of this is done for a program that imports :mod:`hugginggpt`: only
 :func:`hugginggpt.cli.console` (the installed command and ``python -m hugginggpt``)
-calls them.
+calls :func:`start` and :func:`leave`, and :func:`imported` does nothing without
+:func:`start`.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, NoReturn
 
-__all__ = ["DEFERRED_PACKAGES", "defer_package_inits", "leave"]
+__all__ = ["DEFERRED_PACKAGES", "defer_package_inits", "start", "imported", "leave"]
 
 DEFERRED_PACKAGES = ("langsmith.types", "langgraph_sdk")
 """The packages whose ``__init__`` the command defers (see the module's docstring)."""
@@ -107,6 +115,30 @@ def defer_package_inits(names: Sequence[str] = DEFERRED_PACKAGES) -> None:
     if any(isinstance(f, _DeferringFinder) for f in sys.meta_path):
         return
     sys.meta_path.insert(0, _DeferringFinder([n for n in names if n not in sys.modules]))
+
+
+_collector_held = False
+
+
+def start() -> None:
+    """What the command does first: defer the package initialisers
+    (:func:`defer_package_inits`) and hold the garbage collector off until
+    :func:`imported` (see the module's docstring)."""
+    global _collector_held
+    defer_package_inits()
+    if gc.isenabled():
+        gc.disable()
+        _collector_held = True
+
+
+def imported() -> None:
+    """The command's modules are imported: freeze the objects made so far and turn the
+    collector back on, if :func:`start` held it off (else nothing)."""
+    global _collector_held
+    if _collector_held:
+        _collector_held = False
+        gc.freeze()
+        gc.enable()
 
 
 def leave(code: int) -> NoReturn:
