@@ -219,7 +219,7 @@ def open_checkpointer(url: str) -> Iterator[BaseCheckpointSaver]:
 
             store_conns.append(sqlite3.connect(str(path), check_same_thread=False,
                                                isolation_level=None))
-            store = SqliteStore(store_conns[0])
+            store = SqliteStore(store_conns[-1])
             _setup_sqlite_store(store)
             return store
 
@@ -265,7 +265,7 @@ async def aopen_checkpointer(url: str) -> AsyncIterator[BaseCheckpointSaver]:
             from langgraph.store.sqlite.aio import AsyncSqliteStore
 
             store_conns.append(await aiosqlite.connect(str(path), isolation_level=None))
-            store = AsyncSqliteStore(store_conns[0])
+            store = AsyncSqliteStore(store_conns[-1])
             await _asetup_sqlite_store(store)
             return store
 

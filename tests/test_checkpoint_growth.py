@@ -13,6 +13,7 @@ import gzip
 import json
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,46 @@ def test_the_memory_checkpointer_comes_with_a_store(make_context, llm_server):
         assert len(store.search(namespace("m.1"))) == len(calls)  # a period in the id
         full = hydrate(store, "m.1", calls)
         assert full[0].role == "planner" and full[0].reply["tool_calls"][0]["args"] == PLAN
+
+
+def _tables(db_file: Path) -> set[str]:
+    with closing(sqlite3.connect(db_file)) as conn:
+        return {name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def test_a_sqlite_store_opens_at_its_first_use_for_sync_and_async_callers(tmp_path):
+    """The store beside a SQLite checkpointer is opened (its tables made) only when an
+    operation needs it. Then it serves async calls, and sync calls from worker threads
+    (a sync node's), with the sync and the async checkpointer alike; a sync call on the
+    event loop's own thread is refused, as LangGraph's async stores refuse it."""
+    import asyncio
+
+    from hugginggpt.graph.checkpoint import aopen_checkpointer, store_of
+
+    first, second = tmp_path / "first.sqlite", tmp_path / "second.sqlite"
+    with open_checkpointer(f"sqlite:///{first}") as saver:
+        store = store_of(saver)
+        assert store is not None and "store" not in _tables(first)
+        store.put(("ns",), "a", {"n": 1})
+        assert "store" in _tables(first)
+        assert asyncio.run(store.aget(("ns",), "a")).value == {"n": 1}
+
+    async def async_callers() -> None:
+        async with aopen_checkpointer(f"sqlite:///{second}") as saver:
+            store = store_of(saver)
+            assert store is not None and "store" not in _tables(second)
+            await asyncio.to_thread(store.put, ("ns",), "b", {"n": 2})
+            assert "store" in _tables(second)
+            assert (await store.aget(("ns",), "b")).value == {"n": 2}
+            assert (await asyncio.to_thread(store.get, ("ns",), "b")).value == {"n": 2}
+            with pytest.raises(asyncio.InvalidStateError, match="use abatch"):
+                store.get(("ns",), "b")
+        async with aopen_checkpointer(f"sqlite:///{first}") as saver:  # opened again
+            found = await store_of(saver).aget(("ns",), "a")  # type: ignore[union-attr]
+            assert found is not None and found.value == {"n": 1}
+
+    asyncio.run(async_callers())
 
 
 def test_the_channel_keeps_the_newest_runs_records():
