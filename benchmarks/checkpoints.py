@@ -134,11 +134,11 @@ def _side(turns: int, pythonpath: str | None) -> list[dict[str, int]]:
 
 def _before_tree(folder: Path) -> Path:
     """Main's code before the change, laid out as it installs."""
-    subprocess.run(f"git -C {ROOT} archive {BEFORE} | tar -x -C {folder}", shell=True,
-                   check=True)
-    subprocess.run([sys.executable, str(folder / "scripts" / "installed_tree.py"), "true"],
-                   check=True, capture_output=True)
-    return folder / "build" / "installed-tree"
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from installed_tree import checkout, lay_out
+
+    lay_out(folder / "tree", checkout(BEFORE, folder / "source"))
+    return folder / "tree"
 
 
 def _growth(sizes: list[dict[str, int]], key: str, first: int, last: int) -> float:

@@ -45,7 +45,6 @@ the ``after`` tree, ``--help`` takes under 0.5 s cold and the request as typed u
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import re
@@ -53,14 +52,13 @@ import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from installed_tree import lay_out  # noqa: E402  (the layout the linters check, too)
+from installed_tree import checkout, lay_out  # noqa: E402  (the layout the linters check, too)
 
 BEFORE = "a8304c7"
 REQUEST = 'Is "what a lovely morning" positive or negative?'
@@ -101,15 +99,6 @@ print("BENCH " + json.dumps({"imports": imported - started, "runs": runs, "heavy
       flush=True)
 leave(0)
 """
-
-
-def checkout(rev: str, into: Path) -> Path:
-    """``rev``'s files under ``into`` (``git archive``: no worktree to clean up)."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True,
-                             capture_output=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into
 
 
 class Tree:

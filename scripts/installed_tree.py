@@ -10,16 +10,28 @@ out the installed tree with symbolic links in ``build/installed-tree``, from the
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TREE = ROOT / "build" / "installed-tree"
 """Made afresh on every call; a fixed place, so that mypy's cache stays useful."""
+
+
+def checkout(rev: str, into: Path) -> Path:
+    """The files of commit ``rev`` of this repository under ``into`` (``git archive``: no
+    worktree to clean up), for a benchmark that compares with earlier code."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True,
+                             capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
 
 
 def lay_out(tree: Path, source: Path = ROOT) -> None:
