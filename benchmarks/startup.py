@@ -275,7 +275,8 @@ def table(before: dict, after: dict, repeat: int) -> str:
               f"| the command as typed, CPU time | {before['typed_cpu']:.2f} | "
               f"{after['typed_cpu']:.2f} | - | - |"]
     lines += ["", f"first run with an empty cache: before {before['first']:.2f} s, after "
-              f"{after['first']:.2f} s (after: the bank's vectors computed and written)",
+              f"{after['first']:.2f} s (a tree's first run also writes its bytecode, and "
+              "after writes langdetect's table to its cache folder)",
               f"heavy modules loaded by the request: before {before['heavy'] or 'none'}, "
               f"after {after['heavy'] or 'none'}",
               "load average (1, 5, 15 min) at the end: "
