@@ -11,9 +11,11 @@ import json
 import socket
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
+from types import CodeType, FrameType, ModuleType
 from typing import Any
 
 import pytest
@@ -158,3 +160,24 @@ def benchmark(name: str) -> ModuleType:
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+def wait_until_inside(threads: list[threading.Thread], code: CodeType,
+                      timeout: float = 30.0) -> None:
+    """Wait until each of ``threads`` is running ``code`` (a function's ``__code__``)
+    somewhere in its stack: a test of what threads racing into one function do holds
+    the first one there until the others have arrived, instead of sleeping for a time
+    that a busy machine can overrun."""
+    deadline = time.monotonic() + timeout
+    idents = [t.ident for t in threads]
+    while not all(_runs(sys._current_frames().get(i), code) for i in idents):
+        assert time.monotonic() < deadline, "the other threads never arrived"
+        time.sleep(0.005)
+
+
+def _runs(frame: FrameType | None, code: CodeType) -> bool:
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False

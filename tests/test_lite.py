@@ -6,7 +6,6 @@ the text it read."""
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,7 @@ from hugginggpt.tools.experts.lite import (
 )
 from hugginggpt.tools.experts.lite import tools as lite_tools
 from hugginggpt.tools.experts.tasks import get_task_type
-from tests.conftest import benchmark, run
+from tests.conftest import benchmark, run, wait_until_inside
 
 REVIEW = [
     "The soup was cold and bland.",
@@ -216,8 +215,9 @@ def test_load_once_runs_the_loader_once_when_threads_race():
 
     @engines.load_once
     def slow() -> object:
-        calls.append(1)
-        time.sleep(0.05)
+        calls.append(1)  # the loader finishes once every other thread has asked too
+        wait_until_inside([t for t in threads if t is not threading.current_thread()],
+                          slow.__code__)
         return object()
 
     got: list[object] = []

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 import wave
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from hugginggpt.tools.experts.local import audio, models, text, vision
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.languages import code_of
 from tests import tiny_models
-from tests.conftest import benchmark, run
+from tests.conftest import benchmark, run, wait_until_inside
 
 PHOTO_SIZE = (64, 48)
 
@@ -389,7 +388,9 @@ def test_two_threads_asking_for_one_model_load_it_once(tiny, monkeypatch):
 
     def slow_counting_load(task: str, model_id: str) -> Any:
         loads.append((task, model_id))
-        time.sleep(0.3)  # a wide window for the second thread to arrive mid-load
+        if threading.current_thread() in threads:  # the race: go on once the other asked
+            wait_until_inside([t for t in threads if t is not threading.current_thread()],
+                              models.load.__code__)
         return real(task, model_id)
 
     monkeypatch.setattr(models, "_load_uncached", slow_counting_load)
