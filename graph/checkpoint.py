@@ -127,12 +127,13 @@ class _AsyncOpenedOnUse(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         try:
-            if asyncio.get_running_loop() is self._loop:
-                raise asyncio.InvalidStateError(
-                    "a synchronous store call on the event loop's own thread would block "
-                    "it: use abatch (aget, aput, ...) in async code")
+            running = asyncio.get_running_loop()
         except RuntimeError:  # no loop in this thread: a worker thread
-            pass
+            running = None
+        if running is self._loop:
+            raise asyncio.InvalidStateError(
+                "a synchronous store call on the event loop's own thread would block it: "
+                "use abatch (aget, aput, ...) in async code")
         return asyncio.run_coroutine_threadsafe(self.abatch(list(ops)), self._loop).result()
 
 

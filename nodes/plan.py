@@ -63,7 +63,7 @@ from hugginggpt.tools.llm.transcripts import keep
 from hugginggpt.tools.redact import redact
 from hugginggpt.tools.text import clip
 
-__all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply"]
+__all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply", "uses_llm_planner"]
 
 _HISTORY_CHARS = 500
 """Earlier turns reach the planner clipped to this: an answer may quote long outputs."""
@@ -208,7 +208,7 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
         except PlanParseError as exc:
             return update | _abort(f"the plan file is invalid:\n- {exc}", planner=planner,
                                    plan_errors=[str(exc)])
-    elif not _uses_llm(context):
+    elif not uses_llm_planner(context):
         return update | _plan_offline(state, context)
     elif _streams(context):
         streamer = StreamedPlan(state, context)
@@ -266,7 +266,7 @@ def _plan_llm(state: State, context: Context, calls: list[LLMCall], attempt: int
             "planner": planner}
 
 
-def _uses_llm(context: Context) -> bool:
+def uses_llm_planner(context: Context) -> bool:
     """``auto`` plans with the LLM when one is configured, else offline."""
     if context.planner == "auto":
         return has_llm(context, "planner")

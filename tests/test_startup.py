@@ -236,6 +236,14 @@ def test_langdetects_profiles_come_from_the_cache_with_the_same_answers(tmp_path
     assert len(table) == len(theirs.word_lang_prob_map)
     gram = next(iter(theirs.word_lang_prob_map))
     assert table[gram] == theirs.word_lang_prob_map[gram] and "no such gram" not in table
+
+    blocked = tmp_path / "blocked"  # a cache folder that cannot be made: langdetect's own
+    blocked.write_text("a file where the folder would be")
+    monkeypatch.setenv("HUGGINGGPT_CACHE_DIR", str(blocked / "cache"))
+    plain = DetectorFactory()
+    plain.langlist, plain.word_lang_prob_map = profile_table(plain)
+    assert isinstance(plain.word_lang_prob_map, dict) and _detections(plain) == answers[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocked", "langdetect"]
     assert [found[0][0] for found in answers[1]] == ["en", "fr", "de", "es", "ja", "it", "ru"]
 
 

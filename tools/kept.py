@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_kept", "keep"]
+__all__ = ["read_kept", "keep", "write_whole"]
 
 
 def read_kept(base: Path, mapped: bool = False) -> tuple[Any, Any] | None:
@@ -42,15 +42,31 @@ def keep(base: Path, array: Any, index: Any = None) -> None:
     """Write ``array`` to ``base.npy`` and, if given, ``index`` to ``base.json``."""
     import numpy as np
 
-    files: list[tuple[str, Callable[[Any], Any]]] = [(".npy", lambda f: np.save(f, array))]
+    def save(path: Path) -> None:
+        with path.open("wb") as stream:
+            np.save(stream, array)
+
+    files: list[tuple[str, Callable[[Path], Any]]] = [(".npy", save)]
     if index is not None:
-        files.append((".json", lambda f: f.write(json.dumps(index).encode())))
+        files.append((".json", lambda path: path.write_text(json.dumps(index))))
     try:
-        base.parent.mkdir(parents=True, exist_ok=True)
         for suffix, write in files:
-            with tempfile.NamedTemporaryFile(dir=base.parent, suffix=".tmp",
-                                             delete=False) as stream:
-                write(stream)
-            os.replace(stream.name, base.with_suffix(suffix))
+            write_whole(base.with_suffix(suffix), write)
     except OSError:
         pass
+
+
+def write_whole(target: Path, write: Callable[[Path], Any]) -> None:
+    """Make ``target`` with ``write(path)`` on a temporary file beside it, then move that
+    into place: a concurrent reader sees the old file or the new one, never half of one.
+    The folder is made if needed; whatever ``write`` raises is raised, and the temporary
+    file is removed."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+    os.close(handle)
+    try:
+        write(Path(name))
+        os.replace(name, target)
+    finally:
+        if os.path.exists(name):
+            os.remove(name)

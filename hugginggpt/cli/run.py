@@ -24,6 +24,7 @@ from hugginggpt.cli.common import (
 )
 from hugginggpt.cli.session import add_download, add_verbose, asking_downloads, run_session
 from hugginggpt.graph.context import Context, SettingsError, settings_of
+from hugginggpt.nodes.plan import uses_llm_planner
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, STRATEGIES, has_llm
 
@@ -140,8 +141,7 @@ def _warm_up(context: Context) -> None:
     when several described models compete, so for them the model loads when first used
     (loading it in a thread for nothing cost a request it did not serve CPU time that
     the imports and the run wanted)."""
-    if context.plan is not None or context.planner == "offline" or not has_llm(
-            context, "planner"):
+    if context.plan is not None or not uses_llm_planner(context):
         return
     import numpy  # noqa: F401  (here first: two threads importing it at once can fail)
 

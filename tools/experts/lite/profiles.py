@@ -11,19 +11,20 @@ the same doubles langdetect computed, so its answers are the same to the last bi
 
 The file's name is a key over langdetect's version and its profile files' names and
 sizes: another langdetect writes another file. It is written whole under a temporary
-name and then moved into place, so a process reading it meanwhile sees the old file or
-the new one. A folder that cannot be written costs only the JSON reading again.
+name and then moved into place (:func:`~hugginggpt.tools.kept.write_whole`), so a
+process reading it meanwhile sees the old file or the new one. A folder that cannot be
+written costs only the JSON reading again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
 import os
 import sqlite3
 import sys
-import tempfile
 import threading
 from array import array
 from collections.abc import Iterator, Mapping
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.env import cache_dir
+from hugginggpt.tools.kept import write_whole
 
 __all__ = ["Profiles", "profile_table"]
 
@@ -40,10 +42,28 @@ class Profiles(Mapping[str, list[float]]):
     one n-gram at a time (each kept once read: a detection asks for the same n-grams
     again and again)."""
 
-    def __init__(self, path: Path) -> None:
-        self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    def __init__(self, db: sqlite3.Connection, languages: list[str]) -> None:
+        self._db = db
+        self.languages = languages
         self._lock = threading.Lock()
         self._read: dict[str, list[float] | None] = {}
+
+    @classmethod
+    def open(cls, path: Path) -> Profiles | None:
+        """The table of a complete file at ``path``; None when there is none, or it
+        cannot be read."""
+        if not path.exists():
+            return None
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        try:
+            (languages,) = db.execute("SELECT languages FROM meta").fetchone()
+            found = json.loads(languages)
+        except (sqlite3.Error, TypeError, ValueError):
+            found = None
+        if not isinstance(found, list):
+            db.close()
+            return None
+        return cls(db, found)
 
     def _row(self, gram: str) -> list[float] | None:
         if gram in self._read:
@@ -85,49 +105,24 @@ def profile_table(factory: Any) -> tuple[list[str], Mapping[str, list[float]]]:
     key = hashlib.sha256(json.dumps(
         [importlib.metadata.version("langdetect"), files, sys.byteorder]).encode())
     path = cache_dir() / "langdetect" / f"{key.hexdigest()[:32]}.sqlite"
-    if (languages := _languages(path)) is not None:
-        return languages, Profiles(path)
+    if (table := Profiles.open(path)) is not None:
+        return table.languages, table
     factory.load_profile(folder)
-    _write(path, factory.langlist, factory.word_lang_prob_map)
-    return factory.langlist, factory.word_lang_prob_map
+    languages, grams = factory.langlist, factory.word_lang_prob_map
 
-
-def _languages(path: Path) -> list[str] | None:
-    """The language list of a complete file at ``path``; None when there is none, or it
-    cannot be read."""
-    if not path.exists():
-        return None
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    def write(temporary: Path) -> None:
+        db = sqlite3.connect(temporary)
         try:
-            (languages,) = db.execute("SELECT languages FROM meta").fetchone()
+            db.execute("CREATE TABLE grams (gram TEXT PRIMARY KEY, probs BLOB) WITHOUT ROWID")
+            db.executemany("INSERT INTO grams VALUES (?, ?)", (
+                (gram, array("d", probs).tobytes()) for gram, probs in grams.items()))
+            db.execute("CREATE TABLE meta (languages TEXT)")  # last: marks it complete
+            db.execute("INSERT INTO meta VALUES (?)", (json.dumps(languages),))
+            db.commit()
         finally:
             db.close()
-        found = json.loads(languages)
-    except (sqlite3.Error, TypeError, ValueError):
-        return None
-    return found if isinstance(found, list) else None
 
-
-def _write(path: Path, languages: list[str], table: Mapping[str, list[float]]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        os.close(handle)
-        try:
-            db = sqlite3.connect(temporary)
-            try:
-                db.execute("CREATE TABLE grams (gram TEXT PRIMARY KEY, probs BLOB) WITHOUT ROWID")
-                db.executemany("INSERT INTO grams VALUES (?, ?)", (
-                    (gram, array("d", probs).tobytes()) for gram, probs in table.items()))
-                db.execute("CREATE TABLE meta (languages TEXT)")  # last: marks it complete
-                db.execute("INSERT INTO meta VALUES (?)", (json.dumps(languages),))
-                db.commit()
-            finally:
-                db.close()
-            os.replace(temporary, path)
-        finally:
-            if os.path.exists(temporary):
-                os.remove(temporary)
-    except (OSError, sqlite3.Error):
-        pass
+    # a cache folder that cannot be written: the JSON files are read again next time
+    with contextlib.suppress(OSError, sqlite3.Error):
+        write_whole(path, write)
+    return languages, grams
