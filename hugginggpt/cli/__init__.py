@@ -4,7 +4,7 @@
     hugginggpt resume --thread ID [--approve | --reject REASON | --plan FILE] [--json]
     hugginggpt trace --thread ID [--full | --json]
     hugginggpt replay --thread ID [--json]
-    hugginggpt eval DATASET.jsonl [--planner offline|llm]
+    hugginggpt eval DATASET.jsonl [--planner offline|llm] | --answers FILE [--split S]
     hugginggpt models list | refresh
     hugginggpt demo
     hugginggpt mcp [--backend B] [--task T]   (the experts as MCP tools on stdio)
@@ -37,7 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trace": ("trace", "show a thread's runs: LLM calls, tool calls, why each stopped"),
     "replay": ("replay", "re-run a thread's latest run with its recorded LLM replies (no "
                          "LLM is called)"),
-    "eval": ("evaluate", "measure the planner on a labelled set"),
+    "eval": ("evaluate", "measure the planner, or (--answers) the answers, on a labelled set"),
     "demo": ("demo", "run canned requests offline on sample inputs"),
     "models": ("models", "the model catalog"),
     "mcp": ("mcp_server", "serve the experts as MCP tools on stdin/stdout"),

@@ -1,7 +1,8 @@
 """``hugginggpt eval DATASET.jsonl``: measure a planner (offline or an LLM) on a labelled
 set with TaskBench's metrics, split also by how near each request is to the example bank
 the planner retrieves from (the offline planner adapts the nearest example, the LLM
-planner is shown the nearest few)."""
+planner is shown the nearest few). ``hugginggpt eval --answers FILE`` judges the answers
+of the whole graph instead (:mod:`hugginggpt.cli.eval_answers`)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,15 @@ __all__ = ["add_parser"]
 
 
 def add_parser(sub: Any) -> None:
-    evaluation = sub.add_parser("eval", help="measure the planner on a labelled set")
-    evaluation.add_argument("dataset", help="JSON lines: this project's plans or TaskBench's")
+    evaluation = sub.add_parser(
+        "eval", help="measure the planner, or (--answers) the answers, on a labelled set")
+    evaluation.add_argument("dataset", nargs="?",
+                            help="JSON lines: this project's plans or TaskBench's")
+    evaluation.add_argument("--answers", metavar="FILE",
+                            help="judge the whole graph's answers (offline, no key) on a "
+                                 "labelled answers set instead: right, honest or wrong")
+    evaluation.add_argument("--split", choices=["tune", "held-out", "all"], default="all",
+                            help="with --answers: only this half of the set")
     evaluation.add_argument("--planner", choices=["offline", "llm"], default="offline")
     evaluation.add_argument("--llm", help="the planner LLM: MODEL or hf:REPO_OR_URL")
     evaluation.add_argument("--llm-base-url")
@@ -40,6 +48,13 @@ def add_parser(sub: Any) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    if (args.dataset is None) == (args.answers is None):
+        raise UsageError("give a planning set (hugginggpt eval DATASET.jsonl) or an "
+                         "answers set (hugginggpt eval --answers FILE), one of the two")
+    if args.answers is not None:
+        from hugginggpt.cli.eval_answers import evaluate_answers
+
+        return evaluate_answers(args)
     try:
         samples = read_samples(args.dataset, limit=args.limit)
     except (OSError, DatasetError) as exc:

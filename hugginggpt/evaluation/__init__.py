@@ -69,10 +69,23 @@ The modules, each importing only the ones listed before it:
 :mod:`~hugginggpt.evaluation.nearness` (a sample's nearest bank example) and
 :mod:`~hugginggpt.evaluation.report` (running a planner, grouping and formatting the
 results). Every public name is re-exported here.
+
+Answers, judged as a user reads them (``hugginggpt eval --answers``): a labelled answers
+set's samples and the judge (:mod:`~hugginggpt.evaluation.answers`: right, honest or
+wrong), the files a sample's labels describe (:mod:`~hugginggpt.evaluation.answer_files`)
+and running a set per half (:mod:`~hugginggpt.evaluation.answer_report`).
 """
 
 from __future__ import annotations
 
+from hugginggpt.evaluation.answer_files import FileSpecError, materialise
+from hugginggpt.evaluation.answer_report import AnswerRecord, AnswerReport, run_answers
+from hugginggpt.evaluation.answers import (
+    AnswerSample,
+    Judgement,
+    judge,
+    read_answer_samples,
+)
 from hugginggpt.evaluation.datasets import (
     DatasetError,
     PlanNode,
@@ -127,4 +140,13 @@ __all__ = [
     "nearest_in",
     "nearness_band",
     "evaluate",
+    "AnswerSample",
+    "Judgement",
+    "AnswerRecord",
+    "AnswerReport",
+    "FileSpecError",
+    "judge",
+    "materialise",
+    "read_answer_samples",
+    "run_answers",
 ]
