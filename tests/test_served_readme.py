@@ -173,5 +173,6 @@ def test_the_ui_in_server_mode_downloads_the_audio(server: ReadmeServer, tmp_pat
     [audio] = [a for a in done.artifacts if a.kind == "audio"]
     assert audio.where.startswith(f"{server.url}/artifacts/"), audio.where
     assert audio.path is not None, audio.where  # "(download failed: ...)" otherwise
+    assert f"Speech saved to {audio.where} (" in done.response  # the page's answer links it
     assert_speech(audio.path.read_bytes())
     _no_cli_flag(done.response)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -26,7 +27,7 @@ from urllib.parse import quote
 from hugginggpt.tools.errors import ArgumentError
 
 __all__ = ["ArtifactStore", "is_artifact_ref", "content_id", "thread_folder", "where_shown",
-           "shown_refs"]
+           "shown_refs", "named_absolutely"]
 
 _ID_LENGTH = 16
 
@@ -53,6 +54,14 @@ def shown_refs(outputs: dict[str, Any], workspace: str | Path) -> dict[str, Any]
     for the sentences that name it."""
     return {name: {**value, "path": where_shown(value, workspace)}
             if is_artifact_ref(value) else value for name, value in outputs.items()}
+
+
+def named_absolutely(text: str, relative: str, absolute: str) -> str:
+    """``text`` with each mention of a server path (``/artifacts/t/f.wav``) as the
+    absolute URL (a path already inside a URL is left alone)."""
+    if relative == absolute:
+        return text
+    return re.sub(rf"(?<![\w/:.]){re.escape(relative)}(?![\w/.-])", absolute, text)
 
 
 def thread_folder(thread_id: str) -> str:

@@ -36,6 +36,7 @@ from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer, sqlite_path
 from hugginggpt.graph.context import Context, SettingsError
 from hugginggpt.graph.state import FINISHED
+from hugginggpt.tools.artifacts import named_absolutely
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import ConfigError
 from hugginggpt.tools.redact import REDACTED, redact
@@ -259,6 +260,8 @@ def view_of_server_state(thread_id: str, state: dict[str, Any], server_url: str)
         where = urljoin(server_url.rstrip("/") + "/", str(url)) if url else (
             f"{ref['path']} on the server (it gives no download URL)")
         view.artifacts.append(Artifact(subtask_id, str(ref.get("kind", "file")), None, where))
+        if url:  # the answer names the file by the server's path: the page, by its URL
+            view.response = named_absolutely(view.response, str(url), where)
     return view
 
 
