@@ -52,6 +52,13 @@ def readme_command() -> tuple[dict[str, str], list[str]]:
     return variables, shlex.split(found.group(2))
 
 
+def harness_env(folder: Path) -> dict[str, str]:
+    """This process's environment without any setting of the project, an LLM or the Hub,
+    offline, with an empty Hugging Face cache in ``folder``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_CLEARED)}
+    return env | {"HF_HUB_OFFLINE": "1", "HF_HOME": str(folder / "hf-home")}
+
+
 class ReadmeServer:
     """``langgraph dev`` as the README starts it (reloading included), on a free port."""
 
@@ -63,8 +70,8 @@ class ReadmeServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.folder = folder
         shutil.copy(ROOT / "langgraph.json", folder / "langgraph.json")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(_CLEARED)}
-        env |= variables | {"HF_HUB_OFFLINE": "1", "HF_HOME": str(folder / "hf-home")}
+        env = harness_env(folder) | variables
+        self.env = env
         exe = Path(sys.executable).parent / "langgraph"  # the README's .venv/bin/langgraph
         self.log = folder / "server.log"
         with self.log.open("w") as log:
@@ -176,3 +183,35 @@ def test_the_ui_in_server_mode_downloads_the_audio(server: ReadmeServer, tmp_pat
     assert f"Speech saved to {audio.where} (" in done.response  # the page's answer links it
     assert_speech(audio.path.read_bytes())
     _no_cli_flag(done.response)
+
+
+CANNOT = "Draw a picture of a cat"
+"""A request no model can run here: no image generator is cached, and nothing is
+downloaded (offline; a served run may not download)."""
+
+
+@pytest.mark.timeout(300)
+def test_a_failed_runs_fix_is_said_for_each_interface(server: ReadmeServer, tmp_path: Path):
+    """The same failing run: the CLI's answer names its flags, the Python caller's the
+    keywords of hugginggpt.run, and the OpenAI endpoint's no CLI flag at all."""
+    env = harness_env(tmp_path)
+    cli = subprocess.run([str(Path(sys.executable).parent / "hugginggpt"), "run", CANNOT],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    assert "Generating the image failed" in cli.stdout, cli.stdout + cli.stderr
+    assert "try another --backend" in cli.stdout and "--download" in cli.stdout
+
+    python = subprocess.run(
+        [sys.executable, "-c", f"import hugginggpt; print(hugginggpt.run({CANNOT!r}).response)"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    assert "Generating the image failed" in python.stdout, python.stdout + python.stderr
+    assert "try another backend=..." in python.stdout and 'download="yes"' in python.stdout
+    assert "pass llm=MODEL" in python.stdout
+    assert not re.search(r"(?<![\w-])--(?!task)[a-z]", python.stdout), python.stdout
+
+    reply = httpx.post(f"{server.url}/v1/chat/completions", timeout=120, json={
+        "model": "hugginggpt", "messages": [{"role": "user", "content": CANNOT}]})
+    content = reply.json()["choices"][0]["message"]["content"]
+    assert "Generating the image failed" in content, content
+    assert "try another \"backend\" in the run's context" in content
+    assert "HUGGINGGPT_DOWNLOAD=" in content and "ask the server's operator" in content
+    _no_cli_flag(content)

@@ -44,7 +44,7 @@ _FLAG = re.compile(
     rf"(?<![\w-])(?P<flag>--[a-z][a-z-]*[a-z])(?:[ =](?P<value>{_VALUE}))?"
     r"(?P<tail> \(or (?P<env1>[A-Z][A-Z0-9_]+)\)| or (?P<env2>[A-Z][A-Z0-9_]+)(?![\w=]))?")
 _MODELS_COMMAND = re.compile(r"hugginggpt models (?P<verb>download|list)"
-                             r"(?: (?P<model>\w[\w./-]*))?(?: --task (?P<task>[\w-]+))?")
+                             r"(?: (?P<model>\w[\w./-]*))?(?: --task(?: (?P<task>[\w-]+))?)?")
 _OPERATOR = {"served": "ask the server's operator", "ui": "ask whoever runs this UI"}
 _OTHER_FLAGS: dict[str, dict[str, str]] = {
     "--file": {"python": "the files argument of hugginggpt.run",
@@ -157,7 +157,7 @@ def _models_command(found: re.Match[str], caller: Caller) -> str:
         where = "the server's" if caller == "served" else "the"
         return f"a download of{model} into {where} model cache ({_OPERATOR[caller]})"
     task = f" for {found['task']}" if found["task"] else ""
-    return f"the server's catalog of models{task}"
+    return f"{'the server' if caller == 'served' else 'this UI'}'s catalog of models{task}"
 
 
 def configure_llm(caller: Caller) -> str:
