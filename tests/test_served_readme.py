@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import array
 import asyncio
+import base64
 import io
 import os
 import re
@@ -138,6 +139,17 @@ def test_the_openai_endpoints_audio_link_downloads(server: ReadmeServer):
     assert download.status_code == 200, download.text
     assert download.headers["content-type"] == "audio/x-wav"
     assert_speech(download.content)
+
+    # and back as an upload: the server stores it in the thread's folder of its
+    # (relative) workspace and reads it, all off its event loop
+    sent = base64.b64encode(download.content).decode()
+    heard = httpx.post(f"{server.url}/v1/chat/completions", timeout=120, json={
+        "model": "hugginggpt", "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "Transcribe this recording."},
+            {"type": "input_audio", "input_audio": {"data": sent, "format": "wav"}}]}]})
+    assert heard.status_code == 200, heard.text
+    assert heard.json()["hugginggpt"]["status"] == "completed", heard.text
+    assert "Transcript: " in heard.json()["choices"][0]["message"]["content"]
 
 
 @pytest.mark.timeout(300)
