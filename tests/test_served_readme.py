@@ -1,6 +1,6 @@
 """The server started exactly as the README starts it, and the audio link of an answer
 downloaded from it: through the OpenAI endpoint, a chat message on a thread
-(``langgraph_sdk``) and the web UI's server runner (``hugginggpt ui --server``).
+(``langgraph_sdk``) and the web UI's server runner (``hugginggpt ui --server``), in a real Chromium too.
 
 ``langgraph dev`` runs blockbuster: a blocking call on its event loop (``os.getcwd`` to
 resolve the default, relative workspace) fails the request with a 500. The other served
@@ -227,3 +227,39 @@ def test_a_failed_runs_fix_is_said_for_each_interface(server: ReadmeServer, tmp_
     assert "try another \"backend\" in the run's context" in content
     assert "HUGGINGGPT_DOWNLOAD=" in content and "ask the server's operator" in content
     _no_cli_flag(content)
+
+
+def test_the_ui_in_server_mode_plays_the_audio_in_a_browser(
+        server: ReadmeServer, tmp_path_factory: pytest.TempPathFactory):
+    """``hugginggpt ui --server URL`` in a real headless Chromium: the page's player
+    plays the WAV it fetched from the README's server, and its answer links the file."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_ui_browser import BROWSER_ARGS, UI, _browser_path, _status
+
+    browser_path = _browser_path()  # a skip, saying why, where none can be installed
+    ui = UI(tmp_path_factory.mktemp("ui-server"), server=server.url)
+    ui.start()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=browser_path,
+                                                 headless=True, args=BROWSER_ARGS)
+            page = browser.new_page()
+            page.goto(ui.url)
+            page.wait_for_selector("#request textarea")
+            page.fill("#request textarea", REQUEST)
+            page.click("#run")
+            _status(page, "completed")
+            audio = page.locator("#audio-0 audio[src]").first
+            audio.wait_for(state="attached", timeout=30_000)
+            played = page.evaluate("""async (src) => {
+                const reply = await fetch(src);
+                return Array.from(new Uint8Array(await reply.arrayBuffer()));
+            }""", audio.get_attribute("src"))
+            answer = page.inner_text("#response")
+            browser.close()
+    finally:
+        ui.stop()
+    assert_speech(bytes(played))
+    assert f"Speech saved to {server.url}/artifacts/" in answer, answer
+    _no_cli_flag(answer)
