@@ -82,6 +82,12 @@ def test_each_interface_names_its_own_control():
         "attach one with the Images and audio box or name it"
     assert for_caller("try another --backend, or wait", "python") == \
         "try another backend=..., or wait"
+    key = "needs a key: set OPENAI_API_KEY (export OPENAI_API_KEY=sk-...), or ..."
+    assert for_caller(key, "served") == ("needs a key: set OPENAI_API_KEY (in the server's "
+                                         "environment (ask its operator)), or ...")
+    assert for_caller("which is not set: export MY_KEY=...", "ui") == (
+        "which is not set: MY_KEY in the environment this UI runs in (ask whoever runs it)")
+    assert for_caller(key, "python") == key
 
 
 def test_a_served_runs_default_caller_is_served_and_a_caller_may_say_ui():

@@ -16,8 +16,9 @@ the CLI's names for them):
 - ``ui``: the page's own control (the approval choice, the upload box), else the
   operator's environment variable.
 
-The few flags that set no setting (``--file``, ``--json``, ``--verbose``, ``--plugin``)
-and the ``hugginggpt models`` commands are named here, once.
+The few flags that set no setting (``--file``, ``--json``, ``--verbose``, ``--plugin``),
+the ``hugginggpt models`` commands and a shell's ``export NAME=...`` are named here,
+once.
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ _FLAG = re.compile(
     r"(?P<tail> \(or (?P<env1>[A-Z][A-Z0-9_]+)\)| or (?P<env2>[A-Z][A-Z0-9_]+)(?![\w=]))?")
 _MODELS_COMMAND = re.compile(r"hugginggpt models (?P<verb>download|list)"
                              r"(?: (?P<model>\w[\w./-]*))?(?: --task(?: (?P<task>[\w-]+))?)?")
+_EXPORT_IN_BRACKETS = re.compile(r"\(export [A-Z][A-Z0-9_]*=[^)\s]*\)")
+_EXPORT = re.compile(r"\bexport ([A-Z][A-Z0-9_]*)=[^\s,;)]*")
+_ENVIRONMENT = {"served": "the server's environment (ask its operator)",
+                "ui": "the environment this UI runs in (ask whoever runs it)"}
 _OPERATOR = {"served": "ask the server's operator", "ui": "ask whoever runs this UI"}
 _OTHER_FLAGS: dict[str, dict[str, str]] = {
     "--file": {"python": "the files argument of hugginggpt.run",
@@ -174,5 +179,8 @@ def for_caller(text: str, caller: Caller) -> str:
         return text
     if caller != "python":
         text = text.replace(CONFIGURE_IN_BRIEF, _CONFIGURE_BY_OPERATOR[caller])
+    if caller != "python":
+        text = _EXPORT_IN_BRACKETS.sub(f"(in {_ENVIRONMENT[caller]})", text)
+        text = _EXPORT.sub(lambda found: f"{found[1]} in {_ENVIRONMENT[caller]}", text)
     text = _MODELS_COMMAND.sub(lambda found: _models_command(found, caller), text)
     return _FLAG.sub(lambda found: _flag(found, caller), text)
