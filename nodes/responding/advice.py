@@ -23,6 +23,7 @@ once.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import typing
@@ -75,10 +76,11 @@ _UI_CONTROLS = {"approval": "the Approval choice"}
 """The settings the web UI has a control for."""
 
 
-def _choices(setting: str) -> set[str]:
+@functools.cache
+def _choices(setting: str) -> frozenset[str]:
     """A setting's allowed words when it is a choice (``Literal``), else none."""
     hints = typing.get_type_hints(Context, include_extras=False)
-    return {str(a) for a in _literals(hints.get(setting))}
+    return frozenset(str(a) for a in _literals(hints.get(setting)))
 
 
 def _literals(hint: object) -> list[object]:
@@ -179,7 +181,6 @@ def for_caller(text: str, caller: Caller) -> str:
         return text
     if caller != "python":
         text = text.replace(CONFIGURE_IN_BRIEF, _CONFIGURE_BY_OPERATOR[caller])
-    if caller != "python":
         text = _EXPORT_IN_BRACKETS.sub(f"(in {_ENVIRONMENT[caller]})", text)
         text = _EXPORT.sub(lambda found: f"{found[1]} in {_ENVIRONMENT[caller]}", text)
     text = _MODELS_COMMAND.sub(lambda found: _models_command(found, caller), text)
