@@ -49,7 +49,7 @@ quiet_gradio()  # analytics off and a temporary folder, before Gradio is importe
 from hugginggpt.ui.app import build_app, serve  # noqa: E402
 from hugginggpt.ui.runners import EmbeddedRunner  # noqa: E402
 
-runner = EmbeddedRunner(Context())
+runner = EmbeddedRunner(Context(caller="ui"))
 demo = build_app(runner, approval=Context().approval)
 
 if __name__ == "__main__":

@@ -49,7 +49,13 @@ from hugginggpt.tools.llm.settings import StructuredOutputMethod
 from hugginggpt.tools.redact import redact
 
 __all__ = ["Context", "ServedContext", "CALLER_SETTINGS", "SettingsError", "context_of",
-           "settings_of", "env_names", "caller_settings"]
+           "settings_of", "env_names", "caller_settings", "Caller", "FLAG_NAMES", "flag_of",
+           "setting_of_flag"]
+
+Caller = Literal["cli", "python", "served", "ui"]
+"""Who asked for a run, so that an answer's advice names what that caller can change: a
+flag of the ``hugginggpt`` command, a keyword of ``hugginggpt.run``, a key of a served
+run's ``context``, or a control of the web UI (else its operator's setting)."""
 
 
 def _env_factory(*names: str, default: Any = None) -> Any:
@@ -144,6 +150,9 @@ class Context:
     """Override the configured strategy (``least-busy`` by default; ``lowest-latency``,
     ``round-robin``, ``strongest``). Checked with the rest of the LLM configuration, by
     :func:`hugginggpt.tools.llm.config.routing_config` (a ``ConfigError``)."""
+    caller: Caller = "python"
+    """Who asks (set by each front door: the CLI, the web UI; a served run's default is
+    ``served``): an answer's fixes are phrased for that interface."""
     replay: Any = None
     """A :class:`hugginggpt.tools.llm.replay.Recording`: LLM replies come from it, no
     endpoint is called (``hugginggpt replay``)."""
@@ -307,7 +316,7 @@ CALLER_SETTINGS = frozenset({
     "max_plan_retries", "subtask_timeout_s", "subtask_retries", "retry_backoff_s",
     "latency_budget_s", "max_models_per_subtask", "selection_margin", "hf_timeout_s",
     "download_timeout_s", "offline", "structured_output", "llm_timeout_s",
-    "llm_max_retries",
+    "llm_max_retries", "caller",
 })
 """The settings a caller of a served graph may give in a run's ``context``: how to plan,
 approve and run a request. Everything else belongs to the deployment and is read from
@@ -361,6 +370,27 @@ class ServedContext(Context):
     ``/artifacts`` route)."""
 
     artifact_url: str | None = _env_factory("HUGGINGGPT_ARTIFACT_URL", default="/artifacts")
+    caller: Caller = "served"
+
+
+FLAG_NAMES = {"subtask_timeout_s": "--subtask-timeout", "max_run_s": "--max-run-time",
+              "dry_run_latency_scale": "--latency-scale", "latency_budget_s": "--latency-budget",
+              "hf_endpoints": "--hf-endpoint", "plan": "--plan",
+              "stream_execution": "--no-stream-execution", "cache": "--no-cache"}
+"""The ``hugginggpt run`` flags whose names are not their settings' (``--max-subtasks``
+is ``max_subtasks``)."""
+
+
+def flag_of(setting: str) -> str:
+    """The ``hugginggpt run`` flag of a setting."""
+    return FLAG_NAMES.get(setting, "--" + setting.replace("_", "-"))
+
+
+def setting_of_flag(flag: str) -> str | None:
+    """The setting a ``hugginggpt run`` flag sets, or None when it sets none."""
+    named = {f: s for s, f in FLAG_NAMES.items()}
+    setting = named.get(flag, flag.removeprefix("--").replace("-", "_"))
+    return setting if setting in {f.name for f in fields(Context)} else None
 
 
 def pinned_by_deployment(settings: Iterable[str]) -> list[str]:

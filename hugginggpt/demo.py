@@ -156,7 +156,7 @@ def run_demo(workspace: Path, out: Callable[[str], None] = print,
 
     samples = make_samples(workspace / "demo-inputs")
     context = Context(backend="lite", planner="offline", offline=True,
-                      workspace=str(workspace))
+                      workspace=str(workspace), caller="cli")
     app = build_graph(checkpointer=InMemorySaver(serde=serializer()))
     failures = 0
     for number, demo in enumerate(DEMO_REQUESTS, 1):

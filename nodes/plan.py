@@ -61,7 +61,7 @@ from hugginggpt.tools.llm.replay import ReplayedFailureError
 from hugginggpt.tools.llm.replies import reply_text
 from hugginggpt.tools.llm.transcripts import keep
 from hugginggpt.tools.redact import redact
-from hugginggpt.tools.text import clip
+from hugginggpt.tools.text import MAX_MESSAGE, clip
 
 __all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply", "uses_llm_planner"]
 
@@ -289,7 +289,7 @@ def _fallback(exc: BaseException, calls: list[LLMCall]) -> str:
         what = f"could not be reached: {said or type(exc).__name__}"
     else:
         what = f"failed: {type(exc).__name__}" + (f": {said}" if said else "")
-    return f"The planner LLM{where} {clip(what, 300)}; this plan was made offline"
+    return f"The planner LLM{where} {clip(what, MAX_MESSAGE)}; this plan was made offline"
 
 
 def _plan_offline(state: State, context: Context, fallback: str = "") -> dict[str, Any]:

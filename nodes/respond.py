@@ -26,8 +26,9 @@ from hugginggpt.graph.state import ChatTurn, State, SubtaskResult, outcome, stre
 from hugginggpt.nodes.conversation import reply_messages
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
+from hugginggpt.nodes.responding.advice import configure_llm, for_caller
 from hugginggpt.nodes.responding.answer import NO_RESPONDER, small_talk, template_answer
-from hugginggpt.tools.artifacts import is_artifact_ref
+from hugginggpt.tools.artifacts import is_artifact_ref, where_shown
 from hugginggpt.tools.errors import LLMNotConfiguredError
 from hugginggpt.tools.experts.registry import find_tools
 from hugginggpt.tools.llm.client import complete
@@ -36,23 +37,27 @@ from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import reply_text
 from hugginggpt.tools.llm.transcripts import keep
-from hugginggpt.tools.text import clip
+from hugginggpt.tools.text import MAX_MESSAGE, clip
 
 __all__ = ["respond", "abort", "results_digest", "template_response", "unrun_results"]
 
 _MAX_INLINE = 600
-_MAX_WHY = 400
-"""A responder LLM's failure is told in the answer's last line, cut to this."""
+_MAX_WHY = MAX_MESSAGE
+"""A responder LLM's failure is told whole in the answer's last line (up to this bound
+on a pathological message)."""
 NOT_ASKED = "The responder LLM was not asked: it is the planner's, which had just failed"
 """Why the template answers when the planner LLM just failed on the same endpoints."""
 _MAX_ARG = 300
 """Argument values are shown cut to this length: the plan may carry long texts."""
 
 
-def _show(value: Any) -> str:
-    """An output as the LLM sees it: a file as its reference (id, kind, path, size and a
-    short preview), never its bytes; long text cut to its beginning."""
+def _show(value: Any, workspace: str | None) -> str:
+    """An output as the LLM sees it: a file as its reference (id, kind, where the caller
+    finds it, size and a short preview), never its bytes; long text cut to its
+    beginning."""
     if is_artifact_ref(value):
+        if workspace:
+            value = {**value, "path": where_shown(value, workspace)}
         preview = f", preview {str(value['preview'])[:200]!r}" if "preview" in value else ""
         size = f", {value['bytes']} bytes" if "bytes" in value else ""
         return (f"{value['kind']} file {value['path']} "
@@ -72,9 +77,9 @@ def _limits(task: str, model: str | None, backend: str | None) -> str:
                  if card.id == model and card.task == task and card.limits), "")
 
 
-def results_digest(state: State) -> str:
+def results_digest(state: State, workspace: str | None = None) -> str:
     """What ran, with which model and why, what came out, what failed: one block per
-    subtask, in plan order."""
+    subtask, in plan order (files where the caller finds them, given ``workspace``)."""
     if not state.plan:
         return "No expert subtasks were needed for this request."
     lines = []
@@ -101,16 +106,20 @@ def results_digest(state: State) -> str:
                 lines.append("  from the result cache: an earlier run's output for the same "
                              "inputs; no model was called (say so)")
             for name, value in result.outputs.items():
-                lines.append(f"  output {name}: {_show(value)}")
+                lines.append(f"  output {name}: {_show(value, workspace)}")
         else:
             lines.append(f"  status: {result.status}: {result.error}")
     return "\n".join(lines)
 
 
-def template_response(state: State, why: str | None = None) -> str:
+def template_response(state: State, why: str | None = None,
+                      context: Context | None = None) -> str:
     """The answer in words from the results, used without a responder LLM
     (:mod:`hugginggpt.nodes.responding.answer`). ``why`` says why the responder LLM did
-    not write it (it failed, or :data:`NOT_ASKED`); None means none is configured."""
+    not write it (it failed, or :data:`NOT_ASKED`); None means none is configured.
+    ``context``: the run's, for where its files are and who asks (else a Python
+    caller's answer, with the files' workspace paths)."""
+    caller = context.caller if context else "python"
     notes = [state.planner_fallback + "."] if state.planner_fallback else []
     if why == NOT_ASKED and notes:  # the same LLM is down: one line says it for both
         notes, why = [f"{state.planner_fallback}, and this answer without an LLM."], ""
@@ -121,11 +130,12 @@ def template_response(state: State, why: str | None = None) -> str:
             text = f"I could not answer this without the responder LLM. ({why})"
         return "\n\n".join([text, *(f"({note})" for note in notes)])
     if why is None:
-        notes.append(f"{_capital(NO_RESPONDER)}; to have an LLM write the answer, set "
-                     "OPENAI_API_KEY or pass --llm.")
+        notes.append(f"{_capital(NO_RESPONDER)}; to have an LLM write the answer, "
+                     f"{configure_llm(caller)}.")
     elif why:
         notes.append(f"{why.rstrip('.')}; this answer was {NO_RESPONDER}.")
-    return template_answer(state.plan, state.results, state.request, notes)
+    return template_answer(state.plan, state.results, state.request, notes,
+                           context.workspace if context else None)
 
 
 def _capital(text: str) -> str:
@@ -180,14 +190,15 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     failures = sum(r.status != "done" for r in state.results.values())
     if (down := _planner_endpoint_down(state, context)) is not None:
         responder = "template (responder LLM not asked: the planner's had just failed)"
-        text = template_response(state, down)
+        text = template_response(state, down, context)
     else:
         try:
             reply = complete(
                 context, "responder",
                 [SystemMessage(RESPONDER_SYSTEM),
                  HumanMessage(RESPONDER_USER.format(request=state.request,
-                                                    results=results_digest(state)))],
+                                                    results=results_digest(
+                                                        state, context.workspace)))],
                 calls=calls,
                 need=tier_needed("responder", plan_size=len(state.plan), failures=failures),
                 turn=len(state.history) // 2,
@@ -199,11 +210,12 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             responder = f"llm: {calls[-1].llm}"
         except LLMNotConfiguredError:
             responder = "template (no LLM configured)"
-            text = template_response(state)
+            text = template_response(state, None, context)
         except llm_call_errors() as exc:
             responder = "template (responder LLM failed)"
             failure = describe_llm_error(exc, "responder")  # variable names keep their case
-            text = template_response(state, _capital(clip(failure, _MAX_WHY)))
+            text = template_response(state, _capital(clip(failure, _MAX_WHY)), context)
+    text = for_caller(text, context.caller)
     return {
         "response": text,
         "responder": responder,
@@ -220,13 +232,14 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 def abort(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """End the run with the reason, keeping everything computed so far; a planned
     subtask (a rejected plan's) is skipped with the reason."""
-    text = f"The run was aborted: {state.abort_reason}"
+    context = context_of(runtime)
+    text = for_caller(f"The run was aborted: {state.abort_reason}", context.caller)
     # what ran while the plan streamed: the plan's subtasks, or a rejected plan's
     streamed = streamed_for(state.plan, state.streamed) if state.plan else state.streamed
     ran = {i: s.result for i, s in streamed.items() if s.result is not None}
     state = state.model_copy(update={"results": state.results | ran})
     return {
-        "messages": reply_messages(state, text, context_of(runtime).workspace),
+        "messages": reply_messages(state, text, context.workspace),
         "response": text,
         "results": ran | unrun_results(state, f"the run was aborted: {state.abort_reason}"),
         "status": "aborted",

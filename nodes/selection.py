@@ -233,7 +233,7 @@ class Selector:
                     + (f"; target language {query.target_language!r}"
                        if query.target_language else "") + "); "
                     + ("add a model for it to the catalog" if context.backend == "dry-run"
-                       else "use --dry-run to simulate it, or another --backend")
+                       else "try another --backend")
                     + (f"; {hint}" if hint else "")
                 ),
             )

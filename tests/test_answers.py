@@ -26,6 +26,7 @@ from hugginggpt.tools.artifacts import ArtifactStore
 from hugginggpt.tools.audio import write_wav
 from hugginggpt.tools.experts.outputs import normalize_outputs
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
+from hugginggpt.tools.text import MAX_MESSAGE
 from tests.conftest import run
 
 
@@ -276,7 +277,13 @@ def test_a_failure_says_why_shortened_and_what_to_do():
     noisy = _failed("summarization", "ToolExecutionError: " + "x" * 1000)
     said = template_answer([Subtask(id=0, task="summarization", args={"text": "t"})],
                            {0: noisy}, "", [])
-    assert len(said) < 500 and "...(truncated)" in said and "Traceback" not in said
+    # whole (issue 25): the user reads all of a long message; only a pathological one
+    # (beyond MAX_MESSAGE characters) is cut
+    assert "x" * 1000 in said and "truncated" not in said and "Traceback" not in said
+    huge = _failed("summarization", "ToolExecutionError: " + "y" * (MAX_MESSAGE + 50))
+    said = template_answer([Subtask(id=0, task="summarization", args={"text": "t"})],
+                           {0: huge}, "", [])
+    assert "y" * MAX_MESSAGE + " ...(truncated)" in said and "y" * (MAX_MESSAGE + 1) not in said
 
 
 def test_several_steps_have_a_lead_and_a_skipped_one_names_the_step_it_waited_for():
@@ -322,7 +329,7 @@ def test_the_answer_says_once_at_its_end_that_no_responder_llm_wrote_it():
         "I ran 2 steps:\n1. The image says:\n   TOTAL 23.48\n   VAT 3.91\n   Thank you\n"
         "2. Speech saved to artifacts/t1/a.wav (1.8 s).\n\n"
         "(Written without a responder LLM; to have an LLM write the answer, set "
-        "OPENAI_API_KEY or pass --llm.)")
+        "OPENAI_API_KEY or pass llm=MODEL.)")
     failed = template_response(_state(plan, results), "The LLM responder failed: "
                                "APIConnectionError: Connection error. (is the server "
                                "running, and is --llm-base-url right?)")
@@ -390,7 +397,7 @@ def test_a_sentiment_request_offline_is_answered_in_a_sentence(compiled, workspa
     assert out["response"] == (
         f"The review is negative ({round(top['score'] * 100)}%).\n\n"
         "(Written without a responder LLM; to have an LLM write the answer, set "
-        "OPENAI_API_KEY or pass --llm.)")
+        "OPENAI_API_KEY or pass llm=MODEL.)")
 
 
 def test_a_tts_request_offline_says_where_the_speech_is_and_how_long(compiled, workspace):
@@ -400,9 +407,9 @@ def test_a_tts_request_offline_says_where_the_speech_is_and_how_long(compiled, w
     audio = out["results"][0].outputs["audio"]
     info = soundfile.info(str(Path(workspace) / audio["path"]))
     seconds = info.frames / info.samplerate
-    found = re.match(r"Speech saved to (artifacts/\S+\.wav) \((\d+\.\d) s\)\.\n", out["response"])
-    assert found, out["response"]
-    assert found.group(1) == audio["path"] and float(found.group(2)) == round(seconds, 1)
+    found = re.match(r"Speech saved to (/\S+\.wav) \((\d+\.\d) s\)\.\n", out["response"])
+    assert found, out["response"]  # the absolute path: the answer names no workspace
+    assert found.group(1) == str(workspace.resolve() / audio["path"]) and float(found.group(2)) == round(seconds, 1)
     assert "\nNote: eSpeak NG is a formant synthesiser" in out["response"]
 
 

@@ -23,6 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from hugginggpt import build_graph
 from hugginggpt.graph.checkpoint import serializer
+from hugginggpt.nodes.responding.advice import for_caller
 from hugginggpt.tools.experts import get_task_type, is_artifact_ref
 from hugginggpt.tools.experts.dry_run import _png
 from hugginggpt.tools.experts.faults import FAULT_KINDS, FaultSpec
@@ -108,12 +109,12 @@ def assert_output_kinds(result: Any, workspace: Path) -> None:
 def _told(error: str) -> str:
     """What the answer says of a subtask's error (issue 14: in words): a skipped one, the
     step it waited for; a failed one, its message without the exception type and the
-    models tried, from its start."""
+    models tried, from its start; its fixes as a Python caller sets them (issue 25)."""
     if found := re.match(r"skipped: dependency (\d+) \([^)]*\) (\w+)", error):
         return f"was skipped because step {int(found.group(1)) + 1} {found.group(2)}"
     core = re.sub(r"\s*\[tried: [^\]]*\]\s*$", "", error.removeprefix("not run: "))
     core = re.sub(r"^[A-Z]\w*(?:Error|Exception|Timeout): ", "", core)
-    return " ".join(core.split())[:200]
+    return for_caller(" ".join(core.split()), "python")[:200]
 
 
 def assert_explained(out: dict[str, Any], workspace: Path,

@@ -200,7 +200,8 @@ def test_read_aloud_then_transcribe_offline_with_no_llm(compiled, workspace):
     assert _recall(SENTENCE, heard.outputs["text"]) >= 0.8, heard.outputs["text"]
     # the response gives the words back and says where the engines fall short
     assert heard.outputs["text"] in out["response"]
-    assert f"1. Speech saved to {spoken.outputs['audio']['path']} (" in out["response"]
+    where = workspace.resolve() / spoken.outputs["audio"]["path"]  # absolute (issue 25)
+    assert f"1. Speech saved to {where} (" in out["response"]
     assert "Note: eSpeak NG is a formant synthesiser" in out["response"]
     assert "Note: PocketSphinx is a small, older US-English recogniser" in out["response"]
 

@@ -4,6 +4,7 @@ valid DAGs, malformed replies repaired or cleanly aborted, never an exception.""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -36,7 +37,8 @@ def test_valid_dag_with_parallel_branches_runs_end_to_end(compiled, make_context
     assert llm_server.calls("planner")[0]["tools"][0]["function"]["name"] == "PlanReply"
     # the responder saw references and text, not bytes
     digest = llm_server.calls("responder")[0]["messages"][-1]["content"]
-    assert "image file artifacts/" in digest and "PNG" not in digest
+    # (where the caller finds it: an absolute path in-process, issue 25)
+    assert re.search(r"image file /\S+/artifacts/", digest) and "PNG" not in digest
     # branches 1 and 2 both consumed the image of subtask 0 and ran after it
     image = out["results"][0].outputs["image"]
     assert image["kind"] == "image" and image["path"].endswith(".png")

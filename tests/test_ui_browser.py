@@ -60,8 +60,11 @@ def _browser_path() -> str:
 class UI:
     """``hugginggpt ui`` on a free loopback port, in its own folder."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, server: str | None = None) -> None:
+        """``server``: a LangGraph server's URL (``hugginggpt ui --server``); else the
+        graph runs embedded, on the lite backend."""
         self.folder = folder
+        self.server = server
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.workspace = folder / "workspace"
@@ -80,8 +83,8 @@ class UI:
         env.pop("HF_TOKEN", None)
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
-                [exe, "ui", "--port", str(self.port), "--backend", "lite",
-                 "--workspace", str(self.workspace)],
+                [exe, "ui", "--port", str(self.port), "--workspace", str(self.workspace),
+                 *(["--server", self.server] if self.server else ["--backend", "lite"])],
                 cwd=self.folder, env=env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 90
         while True:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -25,13 +26,42 @@ from urllib.parse import quote
 
 from hugginggpt.tools.errors import ArgumentError
 
-__all__ = ["ArtifactStore", "is_artifact_ref", "content_id", "thread_folder"]
+__all__ = ["ArtifactStore", "is_artifact_ref", "content_id", "thread_folder", "where_shown",
+           "shown_refs", "named_absolutely"]
 
 _ID_LENGTH = 16
 
 
 def is_artifact_ref(value: Any) -> bool:
     return isinstance(value, dict) and "artifact_id" in value and "path" in value
+
+
+def where_shown(ref: dict[str, Any], workspace: str | Path) -> str:
+    """Where an answer says an output file is: its download URL when the run is served
+    (the caller cannot open the server's disk), else its absolute path (a path relative to
+    a workspace the answer does not name leads nowhere).
+
+    Blocking when ``workspace`` is relative (it reads the working directory): call it
+    off an event loop.
+    """
+    if ref.get("url"):
+        return str(ref["url"])
+    return str((Path(workspace) / str(ref["path"])).resolve())
+
+
+def shown_refs(outputs: dict[str, Any], workspace: str | Path) -> dict[str, Any]:
+    """``outputs`` with each file reference's ``path`` replaced by :func:`where_shown`,
+    for the sentences that name it."""
+    return {name: {**value, "path": where_shown(value, workspace)}
+            if is_artifact_ref(value) else value for name, value in outputs.items()}
+
+
+def named_absolutely(text: str, relative: str, absolute: str) -> str:
+    """``text`` with each mention of a server path (``/artifacts/t/f.wav``) as the
+    absolute URL (a path already inside a URL is left alone)."""
+    if relative == absolute:
+        return text
+    return re.sub(rf"(?<![\w/:.]){re.escape(relative)}(?![\w/.-])", absolute, text)
 
 
 def thread_folder(thread_id: str) -> str:

@@ -29,6 +29,7 @@ def add_parser(sub: Any) -> None:
 
 def _resume(args: argparse.Namespace) -> int:
     context, url = saved_settings(args, to_run=True)
+    context = dataclasses.replace(context, caller="cli")  # whoever started the thread
     if args.download:
         context = dataclasses.replace(context, download=args.download)
     context = asking_downloads(context, args.json)

@@ -23,7 +23,7 @@ from hugginggpt.cli.common import (
     settings_path,
 )
 from hugginggpt.cli.session import add_download, add_verbose, asking_downloads, run_session
-from hugginggpt.graph.context import Context, SettingsError, settings_of
+from hugginggpt.graph.context import Context, SettingsError, flag_of, settings_of
 from hugginggpt.nodes.plan import uses_llm_planner
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, STRATEGIES, has_llm
@@ -108,7 +108,7 @@ def context_from(args: argparse.Namespace) -> Context:
         "approval": args.approval, "llm_config": args.llm_config,
         "llm_routing": args.llm_routing, "download": args.download,
         "cache": False if args.no_cache else None,
-        "stream_execution": False if args.no_stream_execution else None,
+        "stream_execution": False if args.no_stream_execution else None, "caller": "cli",
     }
     if args.hf_endpoint:
         pairs = [item.partition("=") for item in args.hf_endpoint]
@@ -123,15 +123,8 @@ def context_from(args: argparse.Namespace) -> Context:
     try:
         return checked(Context(**given))
     except SettingsError as exc:
-        raise UsageError(str(exc.entered_as({k: _FLAGS.get(k, "--" + k.replace("_", "-"))
+        raise UsageError(str(exc.entered_as({k: flag_of(k)
                                              for k in given}))) from None
-
-
-_FLAGS = {"subtask_timeout_s": "--subtask-timeout", "max_run_s": "--max-run-time",
-          "dry_run_latency_scale": "--latency-scale", "latency_budget_s": "--latency-budget",
-          "hf_endpoints": "--hf-endpoint", "plan": "--plan",
-          "stream_execution": "--no-stream-execution"}
-"""The flags whose names are not their settings' (``--max-subtasks`` is ``max_subtasks``)."""
 
 
 def _warm_up(context: Context) -> None:

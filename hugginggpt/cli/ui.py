@@ -55,6 +55,7 @@ def add_parser(sub: Any) -> None:
 def _ui(args: argparse.Namespace) -> int:
     given = {k: v for k, v in {"backend": args.backend, "planner": args.planner,
                                "workspace": args.workspace}.items() if v is not None}
+    given["caller"] = "ui"
     try:
         context = checked(Context(**given))
     except SettingsError as exc:

@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from hugginggpt.server.auth import OWNER
 from hugginggpt.server.owners import identity, owned_thread
+from hugginggpt.tools.artifacts import named_absolutely
 from hugginggpt.tools.blocks import MEDIA_KINDS, message_text
 
 __all__ = ["models", "chat_completions", "reply_content"]
@@ -112,7 +113,8 @@ def _absolute(url: str, request: Request) -> str:
 
 def reply_content(values: dict[str, Any], request: Request) -> tuple[str, list[str]]:
     """The run's answer as chat text, with a Markdown link per output file, and those
-    links' URLs."""
+    links' URLs. A file the text names by the server's own path (``/artifacts/...``) is
+    named by its absolute URL, as its link is."""
     messages = values.get("messages") or []
     last = messages[-1] if messages else {}
     if not isinstance(last, dict) or last.get("type") != "ai":
@@ -127,6 +129,7 @@ def reply_content(values: dict[str, Any], request: Request) -> tuple[str, list[s
     for block in content if isinstance(content, list) else []:
         if isinstance(block, dict) and block.get("type") in MEDIA_KINDS and block.get("url"):
             url = _absolute(str(block["url"]), request)
+            text = named_absolutely(text, str(block["url"]), url)
             urls.append(url)
             links.append(f"![{block['type']}]({url})" if block["type"] == "image"
                          else f"[{block['type']}: {url.rsplit('/', 1)[-1]}]({url})")

@@ -15,9 +15,11 @@ against the identity the server's authentication gave the request.
 from __future__ import annotations
 
 import mimetypes
+import os
 import re
 from pathlib import Path
 
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
@@ -39,6 +41,21 @@ def _not_found(what: str) -> JSONResponse:
     return JSONResponse({"detail": f"{what} not found"}, status_code=404)
 
 
+def _artifact_file(thread_id: str, name: str) -> tuple[Path, os.stat_result] | None:
+    """The file of a thread's artifact and its status, or None when there is none (or the
+    name leads out of the thread's folder).
+
+    Blocking: the workspace may be relative (the default is), and resolving it reads the
+    server's working directory; the checks touch the disk. The route runs it in a
+    thread, since ``langgraph dev`` refuses any blocking call on its event loop.
+    """
+    folder = (Path(ServedContext().workspace) / "artifacts" / thread_folder(thread_id)).resolve()
+    path = (folder / name).resolve()
+    if not path.is_relative_to(folder) or not path.is_file():
+        return None
+    return path, path.stat()
+
+
 async def artifact(request: Request) -> Response:
     """One artifact of a thread the caller owns, streamed from the shared workspace."""
     thread_id = request.path_params["thread_id"]
@@ -47,12 +64,12 @@ async def artifact(request: Request) -> Response:
         return _not_found("artifact")
     if await owned_thread(request, thread_id) is None:
         return _not_found("thread")
-    folder = Path(ServedContext().workspace).resolve() / "artifacts" / thread_folder(thread_id)
-    path = folder / name
-    if not path.is_file() or not path.resolve().is_relative_to(folder.resolve()):
+    found = await anyio.to_thread.run_sync(_artifact_file, thread_id, name)
+    if found is None:
         return _not_found("artifact")
+    path, stat = found
     media_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-    return FileResponse(path, media_type=media_type,
+    return FileResponse(path, media_type=media_type, stat_result=stat,
                         headers={"Cache-Control": "private, max-age=3600"})
 
 

@@ -28,7 +28,9 @@ from typing import Any
 import gradio as gr
 
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_from_json
+from hugginggpt.nodes.responding.advice import for_caller
 from hugginggpt.tools.artifacts import is_artifact_ref
+from hugginggpt.tools.text import MAX_MESSAGE, clip
 from hugginggpt.ui.plan_picture import plan_svg
 from hugginggpt.ui.runners import OnEvent, Runner, UIError, stage_uploads
 from hugginggpt.ui.view import RunView, text_outputs
@@ -53,6 +55,12 @@ _CSS = """
 # ------------------------------------------------------------------------ what is shown
 
 
+def _note(note: str) -> str:
+    """A row's note (why a step failed or waits), whole, with its fix said for the page
+    (no flag of the command line: the UI's control, or its operator's setting)."""
+    return clip(for_caller(note, "ui"), MAX_MESSAGE)
+
+
 def _status_line(view: RunView) -> str:
     if view.error:
         return f"**Error:** {escape(view.error)}"
@@ -62,9 +70,9 @@ def _status_line(view: RunView) -> str:
     stage = f" ({view.stage})" if view.status == "running" and view.stage else ""
     line = f"**Thread** `{view.thread_id}`: **{said}**{stage}"
     if view.abort_reason:
-        line += f"\n\n{escape(view.abort_reason)}"
+        line += f"\n\n{escape(_note(view.abort_reason))}"
     if view.plan_errors and view.status == "aborted":
-        line += "\n\n" + "\n".join(f"- {escape(e)}" for e in view.plan_errors[:5])
+        line += "\n\n" + "\n".join(f"- {escape(_note(e))}" for e in view.plan_errors[:5])
     return line
 
 
@@ -81,7 +89,7 @@ def _progress_html(view: RunView) -> str:
             f'<tr data-id="{row.id}" data-state="{escape(row.state)}"><td>#{row.id}</td>'
             f"<td>{escape(row.task)}</td><td>{_MARKS.get(row.state, '')} {escape(row.state)}"
             f"</td><td>{escape(model)}</td><td>{attempt}</td><td>{took}</td>"
-            f"<td>{escape(row.note[:300])}</td></tr>")
+            f"<td>{escape(_note(row.note))}</td></tr>")
     return ('<div class="hugginggpt-progress"><table><thead><tr><th>id</th><th>task</th>'
             "<th>state</th><th>model</th><th>attempt</th><th>time</th><th>note</th></tr>"
             f"</thead><tbody>{''.join(body)}</tbody></table></div>")

@@ -36,6 +36,7 @@ from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer, sqlite_path
 from hugginggpt.graph.context import Context, SettingsError
 from hugginggpt.graph.state import FINISHED
+from hugginggpt.tools.artifacts import named_absolutely
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import ConfigError
 from hugginggpt.tools.redact import REDACTED, redact
@@ -116,7 +117,7 @@ def _recorded(values: dict[str, Any], base: Context) -> Context:
     """The UI's settings with those the thread recorded on top (its backend, approval
     policy, limits...), so a thread resumes as it ran; a recorded value that lost its
     credentials, or that no longer is valid, is left to the UI's own."""
-    names = {f.name for f in dataclasses.fields(Context)} - {"workspace", "replay"}
+    names = {f.name for f in dataclasses.fields(Context)} - {"workspace", "replay", "caller"}
     recorded = {k: v for k, v in (values.get("settings") or {}).items()
                 if k in names and REDACTED not in json.dumps(v)}
     try:
@@ -131,7 +132,7 @@ class EmbeddedRunner:
     def __init__(self, context: Context | None = None, checkpoint_url: str | None = None,
                  who: str = "web UI") -> None:
         try:
-            self.context = api.make_context(context)
+            self.context = dataclasses.replace(api.make_context(context), caller="ui")
         except (SettingsError, ConfigError, TypeError) as exc:
             raise UIError(str(exc)) from None
         self.workspace = Path(self.context.workspace)
@@ -259,6 +260,8 @@ def view_of_server_state(thread_id: str, state: dict[str, Any], server_url: str)
         where = urljoin(server_url.rstrip("/") + "/", str(url)) if url else (
             f"{ref['path']} on the server (it gives no download URL)")
         view.artifacts.append(Artifact(subtask_id, str(ref.get("kind", "file")), None, where))
+        if url:  # the answer names the file by the server's path: the page, by its URL
+            view.response = named_absolutely(view.response, str(url), where)
     return view
 
 
@@ -345,7 +348,7 @@ class ServerRunner:
                     approval: str | None, on_event: OnEvent) -> RunView:
         if not request.strip():
             raise UIError("the request is empty: say what you want done")
-        context = {"approval": approval} if approval else None
+        context = {"caller": "ui", **({"approval": approval} if approval else {})}
         # a served run reads no file of the server's disk: the uploads travel in the
         # request's chat message, as content blocks
         return await self._stream(thread_id, on_event, context=context,
@@ -354,8 +357,9 @@ class ServerRunner:
     async def resume(self, thread_id: str, decision: dict[str, Any] | None,
                      on_event: OnEvent) -> RunView:
         if decision is None:
-            return await self._stream(thread_id, on_event, input=None)
-        return await self._stream(thread_id, on_event,
+            return await self._stream(thread_id, on_event, input=None,
+                                      context={"caller": "ui"})
+        return await self._stream(thread_id, on_event, context={"caller": "ui"},
                                   command={"resume": {"who": self.who, **decision}})
 
     async def open(self, thread_id: str) -> RunView:

@@ -36,6 +36,7 @@ from hugginggpt.tools.experts.outputs import normalize_outputs
 from hugginggpt.tools.experts.registry import Tool, ToolContext, find_tools
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.redact import redact
+from hugginggpt.tools.text import MAX_MESSAGE, clip
 from hugginggpt.tools.threads import in_thread
 
 __all__ = ["run_job", "describe_error", "not_started", "TRANSIENT_ERRORS", "Emit"]
@@ -213,7 +214,7 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                 outputs = await in_thread(normalize_outputs, task_type, value, store)
             except Exception as exc:  # a tool's failure becomes data: the attempt log
                 log.append(Attempt(model=model, backend=backend, ok=False,
-                                   error=describe_error(exc).partition(": ")[2][:500],
+                                   error=clip(describe_error(exc).partition(": ")[2], MAX_MESSAGE),
                                    error_type=type(exc).__name__,
                                    latency_s=round(time.monotonic() - t0, 4), at=at))
                 if isinstance(exc, LimitExceededError) and exc.setting == "max_run_s":

@@ -15,14 +15,15 @@ import re
 from hugginggpt.graph.state import Selection, Subtask, SubtaskResult
 from hugginggpt.nodes.responding.phrasing import listed
 from hugginggpt.nodes.responding.words import Finished, say
+from hugginggpt.tools.artifacts import shown_refs
 from hugginggpt.tools.experts.registry import find_tools
 from hugginggpt.tools.llm.config import CONFIGURE_IN_BRIEF
-from hugginggpt.tools.text import clip
+from hugginggpt.tools.text import MAX_MESSAGE, clip
 
 __all__ = ["template_answer", "small_talk", "details", "NO_RESPONDER"]
 
 NO_RESPONDER = "written without a responder LLM"
-_MAX_ERROR = 300
+_MAX_ERROR = MAX_MESSAGE
 _MAX_ARG = 120
 
 _WHAT = {
@@ -79,9 +80,10 @@ def _limits(task: str, model: str | None, backend: str | None) -> str:
                  if card.id == model and card.task == task and card.limits), "")
 
 
-def _done(st: Subtask, result: SubtaskResult, request: str) -> str:
+def _done(st: Subtask, result: SubtaskResult, request: str, workspace: str | None) -> str:
+    outputs = shown_refs(result.outputs, workspace) if workspace else result.outputs
     sentence = say(Finished(
-        task=st.task, outputs=result.outputs, args=st.args, request=request,
+        task=st.task, outputs=outputs, args=st.args, request=request,
         model=result.model or "",
         probabilities=_probabilities(st.task, result.model, result.backend)))
     if result.cached:
@@ -102,7 +104,7 @@ def _from_cache(sentence: str) -> str:
 
 
 def _short(error: str) -> str:
-    """An error as one short sentence: no exception type, no list of models tried."""
+    """An error as one sentence, whole: no exception type, no list of models tried."""
     text = " ".join(_TRIED.sub("", error).split())
     text = _ERROR_TYPE.sub("", text)
     return clip(text.rstrip("."), _MAX_ERROR)
@@ -138,12 +140,12 @@ def _failed(st: Subtask, result: SubtaskResult, steps: dict[int, int]) -> str:
 
 
 def _step(st: Subtask, results: dict[int, SubtaskResult], steps: dict[int, int],
-          request: str) -> str:
+          request: str, workspace: str | None) -> str:
     result = results.get(st.id)
     if result is None:
         return f"{_capital(_WHAT.get(st.task, f'the {st.task} step'))} did not run."
     if result.status == "done":
-        return _done(st, result, request)
+        return _done(st, result, request, workspace)
     return _failed(st, result, steps)
 
 
@@ -175,11 +177,14 @@ def small_talk(request: str) -> str:
 
 
 def template_answer(plan: list[Subtask], results: dict[int, SubtaskResult], request: str,
-                    notes: list[str]) -> str:
+                    notes: list[str], workspace: str | None = None) -> str:
     """The answer from the results, with ``notes`` (why no responder LLM wrote it, a
-    planner fallback, ...) as last lines in parentheses."""
+    planner fallback, ...) as last lines in parentheses. Output files are named where
+    the caller finds them (:func:`~hugginggpt.tools.artifacts.where_shown` in
+    ``workspace``: a download URL, or an absolute path); without ``workspace``, by their
+    reference's path."""
     steps = {st.id: number for number, st in enumerate(plan, 1)}
-    said = [_step(st, results, steps, request) for st in plan]
+    said = [_step(st, results, steps, request, workspace) for st in plan]
     if len(plan) == 1:
         body = said[0]
     else:

@@ -48,6 +48,7 @@ from hugginggpt.tools.llm.records import LLMCall, recorded_reply, recorded_reque
 from hugginggpt.tools.llm.router import ROUTER
 from hugginggpt.tools.llm.settings import LLMSettings
 from hugginggpt.tools.redact import install_log_redaction, redact
+from hugginggpt.tools.text import MAX_MESSAGE, clip
 
 if TYPE_CHECKING:  # its module takes 0.07 s to import; a run with no LLM needs none
     from langchain_core.language_models import BaseChatModel
@@ -183,7 +184,7 @@ def _usage(raw: AIMessage) -> tuple[int, int]:
 
 
 def _error(exc: BaseException) -> str:
-    return redact(f"{type(exc).__name__}: {str(exc)[:300]}")
+    return redact(f"{type(exc).__name__}: {clip(str(exc), MAX_MESSAGE)}")
 
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from hugginggpt.tools.errors import LLMCallError
 from hugginggpt.tools.redact import redact
+from hugginggpt.tools.text import MAX_MESSAGE, clip
 
 __all__ = ["llm_call_errors", "describe_llm_error"]
 
@@ -52,7 +53,8 @@ def _describe(exc: BaseException, label: str) -> str:
     if (described := getattr(exc, "description", None)) is not None:
         return str(described)  # a limit, or a replayed failure told as the first time
     if isinstance(exc, LLMCallError):
-        return f"the LLM {label} failed: {str(exc)[:900]} (check each endpoint and its logs)"
+        return (f"the LLM {label} failed: {clip(str(exc), MAX_MESSAGE)} (check each endpoint "
+                "and its logs)")
     # a timeout first: openai's APITimeoutError is also an APIConnectionError
     if isinstance(exc, (_loaded("openai", "APITimeoutError"), TimeoutError,
                         _loaded("httpx", "TimeoutException"))):
@@ -68,4 +70,4 @@ def _describe(exc: BaseException, label: str) -> str:
         hint = f"the endpoint answered HTTP {status}; check its logs, or retry later"
     else:
         hint = "check the endpoint and its logs"
-    return f"the LLM {label} failed: {type(exc).__name__}: {str(exc)[:300]} ({hint})"
+    return f"the LLM {label} failed: {type(exc).__name__}: {clip(str(exc), MAX_MESSAGE)} ({hint})"
