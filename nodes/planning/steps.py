@@ -166,6 +166,9 @@ class PlanReader:
             return "object-detection"  # "find the people in crowd.jpg"
         if task == "text-classification" and "audio" in clause.files:
             return "audio-classification"
+        if task == "question-answering" and "table" in (clause.files or self.files) and not (
+                self.masked.texts or self._text_files(clause, prose=True)):
+            return "table-question-answering"  # "which products sold best according to x.csv?"
         if task == "object-detection" and clause.question and re.search(
                 r"\b(?:is there|are there|what|which|who|where)\b", clause.text, re.I) and not \
                 re.search(r"\b(?:how many|detect|count|objects?|locate|find)\b", clause.text,
