@@ -221,8 +221,9 @@ class PlanReader:
                 asked = [(task, ""), *asked]
         if any(k in clause.files for k, _ in _READERS) or self._text_at_hand(clause):
             return asked
-        for kind, task in _READERS:  # no text at hand: the words are in the request's file
-            if kind in self.files and kind not in needs:
+        attached = files_in("", self.attached)  # a file named in another clause is its own
+        for kind, task in _READERS:  # no text at hand: the words are in the attached file
+            if kind in attached and kind not in needs:
                 return [(task, ""), *asked]
         return asked
 
@@ -335,7 +336,8 @@ class PlanReader:
             index = (quoted or own)[0]
             self.used_texts.add(index)
             return [texts[index]]
-        if task not in GENERATIVE and (files := self._text_files(clause)) and (
+        if task not in GENERATIVE and (files := self._text_files(
+                clause, prose=clause.refers_back)) and (  # "the result" is no table
                 self._text_files(clause, own=True) or not made):
             chosen = files if EVERY.search(clause.text) else files[:1]
             self.used_files.update(chosen)
