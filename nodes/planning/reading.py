@@ -325,7 +325,7 @@ _VERBS = (
 )
 _INSTRUCTION = re.compile(rf"(?:please\s+|then\s+|and\s+)?(?:{_VERBS})\b", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(
-    r"(?:,?\s+and then\s+|,?\s+then\s+|;\s*|(?<=[.!?])\s+"
+    r"(?:,?\s+and then\s+|,?\s+then\s+|(?<!\btl);\s*|(?<=[.!?])\s+"
     r"|,?\s+(?:et |puis |ensuite |y luego |luego |después |y después |und dann |dann |"
     r"danach |anschließend )\s*"
     r"|\s*(?:，|,)?\s*(?:然后|接着|之后|最后|再把|再将|并且|并把|并将)\s*|[。；！]\s*|(?<=[？])\s*"
