@@ -113,6 +113,24 @@ def test_a_plan_naming_a_text_file_works_on_its_text(capsys, workspace, tmp_path
     assert json.loads(out)["results"]["0"]["outputs"]["labels"][0]["label"] == "NEGATIVE"
 
 
+def test_a_text_file_named_by_the_llm_planner_is_read(capsys, workspace, tmp_path,
+                                                      llm_server):
+    notes = tmp_path / "notes.txt"
+    notes.write_text(NOTES)
+    llm_server.script("planner", {"tool_args": {"subtasks": [
+        {"id": 0, "task": "summarization", "dep": [], "args": {"text": "notes.txt"}}]}})
+    llm_server.script("responder", {"content": "Here is the summary."})
+    code = main(["run", "summarize my notes", "--llm", "scripted", "--llm-base-url",
+                 llm_server.url, "--backend", "lite", "--no-cache", "--json", "--file",
+                 str(notes), "--workspace", str(workspace)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    summary = json.loads(out)["results"]["0"]["outputs"]["text"]
+    assert any(sentence.rstrip(".") in summary for sentence in _sentences_of(NOTES))
+    system = llm_server.calls("planner")[0]["messages"][0]["content"]
+    assert "An attached text file" in system and "read first: an image-to-text" in system
+
+
 # images
 
 
