@@ -262,19 +262,23 @@ def _from_whole_request(request: str, files: list[str], bank: PlanBank, problems
         if not invalid:
             return OfflinePlan(items, example.id, round(similarity, 3))
         tried.setdefault(invalid[0], []).append(seen)
-    why = "; ".join(problems[:3])
-    if tried:
-        why = "; ".join(filter(None, [why, "the closest examples did not fit: " + "; ".join(
-            f"{', '.join(seen)}: {reason}" for reason, seen in tried.items())]))
-    elif not why:
-        why = f"no example of the bank is similar enough (threshold {min_similarity})"
     understood = (f"I read it as asking for {', '.join(sorted(_cued(request)))}"
                   if asked else "I found no step it asks for by name")
+    if files:
+        understood += f" (with {', '.join(files)})"
+    why = [understood, *problems[:3]]
+    if tried and problems:  # the problems say why; the examples only that none fits
+        why.append("the closest examples did not fit (" + ", ".join(
+            name for seen in tried.values() for name in seen) + ")")
+    elif tried:
+        why.append("the closest examples did not fit: " + "; ".join(
+            f"{', '.join(seen)}: {reason}" for reason, seen in tried.items()))
+    elif not problems:
+        why.append(f"no example of the bank is similar enough (threshold {min_similarity})")
     raise CannotPlanOffline(
-        f"cannot plan this request offline; {why}. {understood}"
-        + (f" (files: {', '.join(files)})" if files else "")
-        + ": rather than guess, I ask you to rephrase it (say what to do with which "
-          "quoted text or attached file, one step per clause) or to plan it with an LLM")
+        f"cannot plan this request offline: {'; '.join(why)}. Rather than guess, I ask you "
+        "to rephrase it (say what to do with which quoted text or attached file, one step "
+        "per clause) or to plan it with an LLM")
 
 
 _READ_AS: dict[str, tuple[str, ...]] = {
