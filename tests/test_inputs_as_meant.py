@@ -215,3 +215,19 @@ def test_without_a_text_the_planner_says_what_it_read_instead_of_guessing():
     said = str(refused.value)
     assert "I read it as asking for summarization" in said
     assert "attach a text file" in said and "rephrase" in said
+
+
+def test_a_text_file_is_read_within_the_text_limit(tmp_path):
+    from hugginggpt.nodes.execution.arguments import file_text
+    from hugginggpt.tools.errors import ArgumentError
+
+    notes = tmp_path / "notes.md"
+    notes.write_bytes("\ufeffBonjour à tous.".encode())
+    assert file_text("notes.md", notes) == "Bonjour à tous."  # the byte-order mark dropped
+    with pytest.raises(ArgumentError, match="holds 15 characters, over the limit of 10"):
+        file_text("notes.md", notes, max_chars=10)
+    with pytest.raises(ArgumentError, match="bytes, more text than a text argument holds"):
+        file_text("notes.md", notes, max_chars=3)
+    notes.write_text("  \n")
+    with pytest.raises(ArgumentError, match="is empty"):
+        file_text("notes.md", notes)
