@@ -135,7 +135,7 @@ def test_a_text_file_named_by_the_llm_planner_is_read(capsys, workspace, tmp_pat
 
 
 def test_a_screenshots_review_gets_its_sentiment_from_its_words(capsys, workspace, tmp_path):
-    shot = _render(tmp_path / "screenshot_2026-12-01.png",
+    shot = _render(tmp_path / "Screenshot 2026-12-01 at 10.02.11.png",
                    ["Review: This blender is terrible.", "It broke after two days and",
                     "the support never answered. Awful."])
     doc = _run(capsys, workspace, "what's the sentiment of the review in this screenshot?",

@@ -111,11 +111,12 @@ def is_url(value: str) -> bool:
 def kind_of_literal(value: str) -> Kind:
     """The kind a literal argument value denotes: a file or URL by its suffix, else text.
 
-    Only a value that is one token and ends in a known media suffix counts as a file; a
-    sentence that happens to end in ".png" stays text.
+    Only a value that is one token (or an absolute path, spaces and all) and ends in a
+    known media suffix counts as a file; a sentence that happens to end in ".png" stays
+    text.
     """
     stripped = value.strip()
-    if not stripped or any(ch.isspace() for ch in stripped):
+    if not _one_name(stripped):
         return "text"
     path = stripped.split("?", 1)[0].split("#", 1)[0] if is_url(stripped) else stripped
     return _SUFFIX_KINDS.get(PurePosixPath(path).suffix.lower(), "text")
@@ -125,7 +126,18 @@ def is_text_file(value: str) -> bool:
     """Whether ``value`` names a file (one token, not a URL) whose content is text:
     ``notes.txt``, ``data/report.md``, ``rows.csv``."""
     stripped = value.strip()
-    if not stripped or is_url(stripped) or any(ch.isspace() for ch in stripped):
+    if not _one_name(stripped) or is_url(stripped):
         return False
     path = PurePosixPath(stripped)
     return path.stem != "" and path.suffix.lower() in TEXT_FILE_SUFFIXES
+
+
+def _one_name(value: str) -> bool:
+    """Whether ``value`` may name one file: one token, or an absolute path whose only
+    white space is plain spaces (an attached "/home/me/Screenshot 2026-12-01 at 10.02.png":
+    attached files are absolute paths, and a sentence does not start with "/")."""
+    if not value:
+        return False
+    if value.startswith("/"):
+        return not any(ch.isspace() and ch != " " for ch in value)
+    return not any(ch.isspace() for ch in value)
