@@ -32,6 +32,7 @@ from hugginggpt.nodes.conversation import check_served_files, message_turn
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
 from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
+from hugginggpt.nodes.planning.runnable import IMAGE_QUESTION_TASKS, runnable_instead
 from hugginggpt.nodes.planning.validation import (
     PlanParseError,
     parse_plan_text,
@@ -52,6 +53,8 @@ from hugginggpt.tools.errors import (
     LLMCredentialsError,
     LLMNotConfiguredError,
 )
+from hugginggpt.tools.experts.availability import runnable
+from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
 from hugginggpt.tools.experts.tasks import task_types
 from hugginggpt.tools.llm.client import StreamListener, complete
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, ConfigError, has_llm, routing_config
@@ -305,10 +308,30 @@ def _plan_offline(state: State, context: Context, fallback: str = "") -> dict[st
             return _abort(f"{why}, and the offline planner could not plan the request "
                           f"either: {exc}.", planner=label, planner_fallback=fallback)
         return _abort(f"{exc}.\n\n{NOT_CONFIGURED_HELP}", planner=label)
-    subtasks, _ = validate_plan(found.items, max_subtasks=context.max_subtasks)
-    return {"plan": subtasks, "plan_errors": [], "plan_reply": json.dumps(found.items),
-            "planner": found.describe().replace("offline", label, 1),
+    items, moved = _runnable_items(found.items, context)
+    subtasks, _ = validate_plan(items, max_subtasks=context.max_subtasks)
+    how = found.describe().replace("offline", label, 1)
+    return {"plan": subtasks, "plan_errors": [], "plan_reply": json.dumps(items),
+            "planner": how + (f" ({'; '.join(moved)})" if moved else ""),
             "planner_fallback": fallback}
+
+
+def _runnable_items(items: list[dict[str, Any]], context: Context
+                    ) -> tuple[list[dict[str, Any]], list[str]]:
+    """The offline plan with each image question that cannot run here planned as a task
+    that can answer it (:func:`~hugginggpt.nodes.planning.runnable.runnable_instead`);
+    the plan as it was when the moved one would not validate."""
+    if not any(i.get("task") in IMAGE_QUESTION_TASKS for i in items):
+        return items, []
+    try:
+        catalog = load_catalog(context.catalog or DEFAULT_CATALOG)
+    except (OSError, ValueError):  # selection reports a broken catalog
+        return items, []
+    moved, notes = runnable_instead(items, lambda task: runnable(task, catalog,
+                                                                 context.backend))
+    if not notes or validate_plan(moved, max_subtasks=context.max_subtasks)[1]:
+        return items, []
+    return moved, notes
 
 
 def _rejected(

@@ -38,6 +38,11 @@ must then be in "dep" and must produce the kind the argument needs.
 standing where that output's text goes and k in "dep": {{"text": "Write one paragraph \
 from this caption: <GENERATED>-0 and these objects: <GENERATED>-1"}}. File arguments \
 (image, audio, video, table) take a whole "<GENERATED>-k" only.
+- An attached text file (.txt, .md, .json, .csv, ...) is the text a text task works on: \
+give its file name as the whole text argument ({{"text": "notes.txt"}}); its content is \
+read when the subtask runs. A CSV goes to a table task only when the request asks for one.
+- Words inside an image (a screenshot of a review, a photo of a receipt or a sign) are \
+read first: an image-to-text subtask, then the text task takes its "<GENERATED>-k".
 
 Task types (arguments -> outputs):
 {task_types}

@@ -26,6 +26,8 @@ __all__ = [
     "fill_refs",
     "kind_of_literal",
     "is_url",
+    "TEXT_FILE_SUFFIXES",
+    "is_text_file",
 ]
 
 Kind = Literal["text", "image", "audio", "video", "table", "vector", "number", "labels", "json"]
@@ -49,6 +51,14 @@ _SUFFIX_KINDS: dict[str, Kind] = {
     **dict.fromkeys((".mp4", ".avi", ".mov", ".mkv", ".webm"), "video"),
     **dict.fromkeys((".csv", ".tsv", ".parquet", ".xlsx"), "table"),
 }
+
+
+TEXT_FILE_SUFFIXES: frozenset[str] = frozenset({
+    ".txt", ".text", ".md", ".markdown", ".rst", ".json", ".jsonl", ".ndjson", ".log",
+    ".yaml", ".yml", ".xml", ".html", ".htm", ".srt", ".vtt", ".tex", ".csv", ".tsv"})
+"""Suffixes of files whose content is text a text task can work on: an attached
+``notes.txt`` is the text to summarise. A CSV or TSV is a table as well; it is read as
+text only where a text argument names it (no table task asked for it)."""
 
 
 def as_text(value: Any) -> str:
@@ -101,11 +111,33 @@ def is_url(value: str) -> bool:
 def kind_of_literal(value: str) -> Kind:
     """The kind a literal argument value denotes: a file or URL by its suffix, else text.
 
-    Only a value that is one token and ends in a known media suffix counts as a file; a
-    sentence that happens to end in ".png" stays text.
+    Only a value that is one token (or an absolute path, spaces and all) and ends in a
+    known media suffix counts as a file; a sentence that happens to end in ".png" stays
+    text.
     """
     stripped = value.strip()
-    if not stripped or any(ch.isspace() for ch in stripped):
+    if not _one_name(stripped):
         return "text"
     path = stripped.split("?", 1)[0].split("#", 1)[0] if is_url(stripped) else stripped
     return _SUFFIX_KINDS.get(PurePosixPath(path).suffix.lower(), "text")
+
+
+def is_text_file(value: str) -> bool:
+    """Whether ``value`` names a file (one token, not a URL) whose content is text:
+    ``notes.txt``, ``data/report.md``, ``rows.csv``."""
+    stripped = value.strip()
+    if not _one_name(stripped) or is_url(stripped):
+        return False
+    path = PurePosixPath(stripped)
+    return path.stem != "" and path.suffix.lower() in TEXT_FILE_SUFFIXES
+
+
+def _one_name(value: str) -> bool:
+    """Whether ``value`` may name one file: one token, or an absolute path whose only
+    white space is plain spaces (an attached "/home/me/Screenshot 2026-12-01 at 10.02.png":
+    attached files are absolute paths, and a sentence does not start with "/")."""
+    if not value:
+        return False
+    if value.startswith("/"):
+        return not any(ch.isspace() and ch != " " for ch in value)
+    return not any(ch.isspace() for ch in value)

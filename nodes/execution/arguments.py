@@ -2,6 +2,8 @@
 inside the workspace or attached, URL inputs downloaded within the run's limits.
 
 A whole ``<GENERATED>-k`` value passes subtask k's output as it is (a file as its path);
+a text argument that names a text file (``notes.txt``, attached or in the workspace) is
+that file's text;
 references embedded in a text argument are each filled in with the text form of the
 output they name, and the text that results is held to the plan's argument limit."""
 
@@ -25,11 +27,12 @@ from hugginggpt.tools.kinds import (
     fill_refs,
     generated_ref,
     generated_refs,
+    is_text_file,
     is_url,
 )
 from hugginggpt.tools.threads import in_thread
 
-__all__ = ["FILE_KINDS", "resolve_args", "resolve_inputs", "fill_text"]
+__all__ = ["FILE_KINDS", "resolve_args", "resolve_inputs", "fill_text", "file_text"]
 
 FILE_KINDS = frozenset({"image", "audio", "video", "table"})
 """Argument kinds whose values are files (paths, URLs or artifact references)."""
@@ -87,9 +90,39 @@ def resolve_args(job: Job, deps: dict[int, dict[str, Any]], store: ArtifactStore
                 resolved[name] = store.resolve(fetched)
             else:
                 resolved[name] = _resolve_file(value, job, store)
+        elif kind == "text" and is_text_file(value):
+            resolved[name] = file_text(value, _resolve_file(value, job, store))
         else:
             resolved[name] = value
     return resolved
+
+
+def file_text(value: str, path: Path, max_chars: int = MAX_ARG_CHARS) -> str:
+    """The text of the file a text argument names (``"text": "notes.txt"``): what the
+    user attached is what a text task works on, not its name. UTF-8 (a byte-order mark
+    dropped), at most ``max_chars`` characters, the limit a plan's own text has.
+
+    Raises:
+        ArgumentError: the file is too long, or is not UTF-8 text (said where).
+    """
+    size = path.stat().st_size
+    if size > 4 * max_chars:  # no UTF-8 text of that many bytes fits: refused unread
+        raise ArgumentError(
+            f"{value!r} is {size:,} bytes, more text than a text argument holds "
+            f"({max_chars:,} characters): split the file, or attach the part to work on")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ArgumentError(
+            f"{value!r} is not UTF-8 text (byte {exc.start} cannot be decoded): save it "
+            "as UTF-8, or attach a text file") from None
+    if len(text) > max_chars:
+        raise ArgumentError(
+            f"{value!r} holds {len(text):,} characters, over the limit of {max_chars:,} "
+            "for a text argument: split the file, or attach the part to work on")
+    if not text.strip():
+        raise ArgumentError(f"{value!r} is empty: attach a file with the text to work on")
+    return text
 
 
 def fill_text(name: str, value: str, deps: dict[int, dict[str, Any]], store: ArtifactStore,

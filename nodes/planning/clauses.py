@@ -151,6 +151,8 @@ def needs_phrase(kind: str, name: str) -> str:
         return f"{article} {kind}: attach one with --file or name it"
     if name == "labels":
         return "candidate labels (e.g. 'as sports, politics or science')"
+    if name == "text":
+        return "a text: quote it, paste it after a colon, or attach a text file with --file"
     return f"a {name}"
 
 

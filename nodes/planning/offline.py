@@ -18,14 +18,16 @@ from functools import lru_cache
 from typing import Any
 
 from hugginggpt.nodes.planning.bank import BankExample, PlanBank
+from hugginggpt.nodes.planning.clauses import GENERATIVE
 from hugginggpt.nodes.planning.cues import cues_in
 from hugginggpt.nodes.planning.reading import PLACEHOLDER, RequestFacts, mask, read_request
 from hugginggpt.nodes.planning.steps import Clause, PlanReader, clauses_of
 from hugginggpt.nodes.planning.validation import validate_plan
 from hugginggpt.tools.experts.tasks import get_task_type
-from hugginggpt.tools.kinds import DATA_KINDS, generated_ref
+from hugginggpt.tools.kinds import DATA_KINDS, REF_RE, generated_ref
 
-__all__ = ["CannotPlanOffline", "OfflinePlan", "adapt", "offline_plan", "MIN_SIMILARITY"]
+__all__ = ["CannotPlanOffline", "OfflinePlan", "adapt", "offline_plan", "MIN_SIMILARITY",
+           "asked_tasks", "only_asked"]
 
 MIN_SIMILARITY = 0.45
 """Below this cosine similarity no example is taken as a model for the request."""
@@ -91,6 +93,12 @@ def adapt(example: BankExample, facts: RequestFacts) -> list[dict[str, Any]]:
                 args[name] = facts.question or facts.body
             elif value in model.quotes and model.quotes.index(value) < len(facts.quotes):
                 args[name] = facts.quotes[model.quotes.index(value)]
+            elif not facts.quotes and facts.text_files:
+                args[name] = facts.text_files[0]
+            elif not facts.quotes and subtask.get("task") not in GENERATIVE:
+                raise CannotPlanOffline(  # the request's own words are not its text
+                    f"{subtask.get('task')} needs a text to work on: quote it, paste it after "
+                    "a colon, or attach a text file with --file")
             else:
                 args[name] = facts.body
         adapted.append({**subtask, "args": args})
@@ -224,30 +232,105 @@ def _from_whole_request(request: str, files: list[str], bank: PlanBank, problems
                         *, max_subtasks: int, min_similarity: float,
                         candidates: int) -> OfflinePlan:
     facts = read_request(request, files)
-    tried: list[str] = []
+    asked = asked_tasks(request)
+    tried: dict[str, list[str]] = {}  # why an example did not fit -> the examples
     for example, similarity in bank.nearest(request, k=candidates):
         if similarity < min_similarity:
             break
         if not example.plan:
-            if facts.files or problems:
+            if facts.files or facts.text_files or problems:
                 continue
             return OfflinePlan([], example.id, round(similarity, 3))
+        seen = f"{example.id} ({similarity:.2f})"
         try:
             items = adapt(example, facts)
         except CannotPlanOffline as exc:
-            tried.append(f"{example.id} ({similarity:.2f}): {exc}")
+            tried.setdefault(str(exc), []).append(seen)
+            continue
+        steps = ", ".join(str(i["task"]) for i in items)
+        if asked:
+            items = only_asked(items, asked)
+            if not items:
+                tried.setdefault(f"it does {steps}, which the request does not ask for",
+                                 []).append(seen)
+                continue
+        elif len(items) > 1 and similarity < CLAUSE_SIMILARITY:
+            tried.setdefault(f"it does {steps}, more than the request says, and is not "
+                             "close enough to take as it is", []).append(seen)
             continue
         _, invalid = validate_plan(items, max_subtasks=max_subtasks)
         if not invalid:
             return OfflinePlan(items, example.id, round(similarity, 3))
-        tried.append(f"{example.id} ({similarity:.2f}): {invalid[0]}")
-    why = "; ".join(problems[:3])
-    if tried:
-        why = "; ".join(filter(None, [why, "the closest examples did not fit: "
-                                      + "; ".join(tried)]))
-    elif not why:
-        why = f"no example of the bank is similar enough (threshold {min_similarity})"
-    raise CannotPlanOffline(f"cannot plan this request offline; {why}")
+        tried.setdefault(invalid[0], []).append(seen)
+    understood = (f"I read it as asking for {', '.join(sorted(_cued(request)))}"
+                  if asked else "I found no step it asks for by name")
+    if files:
+        understood += f" (with {', '.join(files)})"
+    why = [understood, *problems[:3]]
+    if tried and problems:  # the problems say why; the examples only that none fits
+        why.append("the closest examples did not fit (" + ", ".join(
+            name for seen in tried.values() for name in seen) + ")")
+    elif tried:
+        why.append("the closest examples did not fit: " + "; ".join(
+            f"{', '.join(seen)}: {reason}" for reason, seen in tried.items()))
+    elif not problems:
+        why.append(f"no example of the bank is similar enough (threshold {min_similarity})")
+    raise CannotPlanOffline(
+        f"cannot plan this request offline: {'; '.join(why)}. Rather than guess, I ask you "
+        "to rephrase it (say what to do with which quoted text or attached file, one step "
+        "per clause) or to plan it with an LLM")
+
+
+_READ_AS: dict[str, tuple[str, ...]] = {
+    "zero-shot-classification": ("text-classification", "zero-shot-image-classification"),
+    "token-classification": ("object-detection",),
+    "text-classification": ("audio-classification",),
+    "question-answering": ("table-question-answering", "document-question-answering",
+                           "visual-question-answering"),
+    "object-detection": ("visual-question-answering", "document-question-answering",
+                         "image-to-text", "table-question-answering", "question-answering",
+                         "automatic-speech-recognition"),
+}
+"""What the plan reader may make of a cue's task with the inputs at hand (see
+:meth:`~hugginggpt.nodes.planning.steps.PlanReader._refine`)."""
+
+
+def _cued(request: str) -> set[str]:
+    return {m.task for clause in clauses_of(mask(request)) for m in cues_in(clause.plain)}
+
+
+def asked_tasks(request: str) -> set[str]:
+    """The task types the request's cue words ask for, with what the reader may make of
+    each; empty when no cue word names a step."""
+    cued = _cued(request)
+    return cued | {task for cue in cued for task in _READ_AS.get(cue, ())}
+
+
+def only_asked(items: list[dict[str, Any]], asked: set[str]) -> list[dict[str, Any]]:
+    """An adapted example's plan without the steps the request does not ask for: a step
+    whose output no other step uses, and whose task is not ``asked``, goes (then again,
+    for the steps it used); ids and references are renumbered. An example that reads a
+    text aloud or embeds it after the summary asked for gives the summary alone."""
+    kept = list(items)
+    while True:
+        used = {ref for step in kept for ref in _sources(step)}
+        dropped = [s for s in kept if s["id"] not in used and s["task"] not in asked]
+        if not dropped:
+            break
+        kept = [s for s in kept if s not in dropped]
+    number = {step["id"]: new for new, step in enumerate(kept)}
+    return [{**step, "id": number[step["id"]],
+             "dep": sorted(number[d] for d in _sources(step)),
+             "args": {name: REF_RE.sub(lambda m: f"<GENERATED>-{number[int(m.group(1))]}",
+                                       str(value))
+                      for name, value in dict(step.get("args") or {}).items()}}
+            for step in kept]
+
+
+def _sources(step: dict[str, Any]) -> set[int]:
+    return {int(d) for d in step.get("dep") or ()} | {
+        int(k) for value in dict(step.get("args") or {}).values()
+        for k in REF_RE.findall(str(value))}
 
 
 CLAUSE_SIMILARITY = 0.6

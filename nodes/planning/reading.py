@@ -18,11 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from hugginggpt.tools.kinds import DATA_KINDS, is_url, kind_of_literal
+from hugginggpt.tools.kinds import DATA_KINDS, is_text_file, is_url, kind_of_literal
 from hugginggpt.tools.languages import BY_NAME, NATIVE_NAMES
 
 __all__ = ["QUOTE_RE", "FILE_RE", "LANGUAGES", "Masked", "RequestFacts", "mask",
-           "read_request", "request_shape", "split_clauses", "unquote_files", "url_kind",
+           "read_request", "request_shape", "text_files_in", "split_clauses",
+           "unquote_files", "url_kind",
            "target_languages", "mentioned_language", "languages_named", "is_question"]
 
 QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|„([^“”]+)[“”]|«\s*([^»]+?)\s*»|「([^」]+)」'
@@ -236,6 +237,8 @@ class RequestFacts:
     question: str | None = None
     body: str = ""
     source_language: str | None = None
+    text_files: list[str] = field(default_factory=list)
+    """Files whose content is text (``notes.txt``, ``data.json``): attached, then named."""
 
 
 def files_in(instruction: str, attached: Sequence[str] = ()) -> dict[str, list[str]]:
@@ -250,6 +253,20 @@ def files_in(instruction: str, attached: Sequence[str] = ()) -> dict[str, list[s
         ):
             names.append(value)
     return {kind: names for kind, names in files.items() if names}
+
+
+def text_files_in(instruction: str, attached: Sequence[str] = ()) -> list[str]:
+    """Files whose content is text (:func:`~hugginggpt.tools.kinds.is_text_file`):
+    attached first, then named in the instruction, each file name once. A text task
+    with no text of its own works on such a file: "summarize my notes" with
+    ``--file notes.txt``."""
+    found: list[str] = []
+    for value in [*attached, *(m.group(0).rstrip(".") for m in FILE_RE.finditer(
+            PLACEHOLDER.sub(" ", instruction)))]:
+        if is_text_file(value) and not any(
+                PurePosixPath(value).name == PurePosixPath(n).name for n in found):
+            found.append(value)
+    return found
 
 
 def labels_in(instruction: str) -> str | None:
@@ -291,6 +308,7 @@ def read_request(request: str, attached: Sequence[str] = ()) -> RequestFacts:
         question=question_in(masked, instruction),
         body=(" ".join([*quoted, pasted]).strip() or masked.restore(instruction)).strip(),
         source_language=source_language(PLACEHOLDER.sub(" ", instruction)),
+        text_files=text_files_in(instruction, attached),
     )
 
 
@@ -307,7 +325,7 @@ _VERBS = (
 )
 _INSTRUCTION = re.compile(rf"(?:please\s+|then\s+|and\s+)?(?:{_VERBS})\b", re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(
-    r"(?:,?\s+and then\s+|,?\s+then\s+|;\s*|(?<=[.!?])\s+"
+    r"(?:,?\s+and then\s+|,?\s+then\s+|(?<!\btl);\s*|(?<=[.!?])\s+"
     r"|,?\s+(?:et |puis |ensuite |y luego |luego |después |y después |und dann |dann |"
     r"danach |anschließend )\s*"
     r"|\s*(?:，|,)?\s*(?:然后|接着|之后|最后|再把|再将|并且|并把|并将)\s*|[。；！]\s*|(?<=[？])\s*"

@@ -12,10 +12,14 @@ such clauses in one batch. Then each task gets its arguments:
   text of a.png and b.png" is two steps), else an earlier step's output of that kind
   when the clause refers back or the request has no such file, else the request's next
   unused file of that kind (every one of them with "both", "each", "these");
-- a text argument takes the clause's quoted text, else the pasted text, else the latest
-  earlier *text* output when the clause refers back ("it", "the summary", "它") or the
-  request quotes nothing, else the request's texts; a label or a score never feeds a text
-  step;
+- a text argument takes the clause's quoted text, else the pasted text, else a text file
+  the clause names or the request attaches ("summarize my notes" with ``notes.txt``: the
+  file's content is read when the step runs), else the latest earlier *text* output when
+  the clause refers back ("it", "the summary", "它") or the request quotes nothing, else
+  the request's texts; a label or a score never feeds a text step;
+- a text step with no text at hand and an image or a recording attached works on the
+  words in it: OCR (image-to-text) or a transcript runs first ("what's the sentiment of
+  the review in this screenshot?");
 - a question is the quoted question or the sentence ending in "?", never the context;
 - labels come from "as A, B or C"; a target language from the clause's words, with one
   step per language; the source language is detected from a literal text;
@@ -60,10 +64,15 @@ from hugginggpt.nodes.planning.reading import (
     mentioned_language,
     source_language,
     target_languages,
+    text_files_in,
 )
 from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.kinds import is_text_file, kind_of_literal
 
 __all__ = ["Clause", "PlanReader", "clauses_of"]
+
+_READERS = (("image", "image-to-text"), ("audio", "automatic-speech-recognition"))
+"""The steps that turn a file into text: OCR or a caption, a transcript."""
 
 
 @dataclass
@@ -80,6 +89,7 @@ class PlanReader:
 
     def __post_init__(self) -> None:
         self.files = files_in(self.masked.instruction, self.attached)
+        self.text_files = text_files_in(self.masked.instruction, self.attached)
         self.targets = target_languages(PLACEHOLDER.sub(" ", self.masked.instruction))
 
     # what is at hand
@@ -156,6 +166,9 @@ class PlanReader:
             return "object-detection"  # "find the people in crowd.jpg"
         if task == "text-classification" and "audio" in clause.files:
             return "audio-classification"
+        if task == "question-answering" and "table" in (clause.files or self.files) and not (
+                self.masked.texts or self._text_files(clause, prose=True)):
+            return "table-question-answering"  # "which products sold best according to x.csv?"
         if task == "object-detection" and clause.question and re.search(
                 r"\b(?:is there|are there|what|which|who|where)\b", clause.text, re.I) and not \
                 re.search(r"\b(?:how many|detect|count|objects?|locate|find)\b", clause.text,
@@ -180,7 +193,7 @@ class PlanReader:
             return "automatic-speech-recognition"
         contexts = [i for i in clause.literals + self._all_texts()
                     if not is_quoted_question(self.masked, i)]
-        if contexts or self._latest("text"):
+        if contexts or self._latest("text") or self._text_files(clause, prose=True):
             return "question-answering"
         return None
 
@@ -203,10 +216,21 @@ class PlanReader:
                  if a.required}
         if "text" not in needs or clause.literals:
             return asked
-        for kind, task in (("image", "image-to-text"), ("audio", "automatic-speech-recognition")):
+        for kind, task in _READERS:
             if kind in clause.files and kind not in needs:
                 asked = [(task, ""), *asked]
+        if any(k in clause.files for k, _ in _READERS) or self._text_at_hand(clause):
+            return asked
+        attached = files_in("", self.attached)  # a file named in another clause is its own
+        for kind, task in _READERS:  # no text at hand: the words are in the attached file
+            if kind in attached and kind not in needs:
+                return [(task, ""), *asked]
         return asked
+
+    def _text_at_hand(self, clause: Clause) -> bool:
+        """Whether a text step has a text to work on besides the files of other kinds:
+        a text in the request, a text file, or an earlier step's text."""
+        return bool(self.masked.texts or self._text_files(clause) or self._latest("text"))
 
     @staticmethod
     def _implied_translation(asked: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -291,6 +315,9 @@ class PlanReader:
             made = self._feeding(task)
             if context and not (made and clause.refers_back and not own):
                 return [texts[context[0]]]
+            if (files := self._text_files(clause, prose=True)) and not (
+                    made and clause.refers_back):
+                return files[:1]
             return [f"<GENERATED>-{made[0]}"] if made else None
         made = self._feeding(task)
         if task in COMBINING and made and COMBINE.search(clause.text):
@@ -309,6 +336,12 @@ class PlanReader:
             index = (quoted or own)[0]
             self.used_texts.add(index)
             return [texts[index]]
+        if task not in GENERATIVE and (files := self._text_files(
+                clause, prose=clause.refers_back)) and (  # "the result" is no table
+                self._text_files(clause, own=True) or not made):
+            chosen = files if EVERY.search(clause.text) else files[:1]
+            self.used_files.update(chosen)
+            return chosen
         if made and (clause.refers_back or not texts or task in ("text-to-speech",)
                      or self.used_texts >= set(self._all_texts())):
             return [f"<GENERATED>-{made[0]}"]
@@ -323,6 +356,17 @@ class PlanReader:
         if made:
             return [f"<GENERATED>-{made[0]}"]
         return [texts[0]] if texts else None
+
+    def _text_files(self, clause: Clause, own: bool = False, prose: bool = False
+                    ) -> list[str]:
+        """The files whose content is the text to work on: those the clause names, else
+        (unless ``own``) the request's unused ones. A table file (CSV) only where no
+        table step took it, and never for a question (``prose``): a question about a
+        table is table question answering."""
+        named = text_files_in(clause.text)
+        found = named if named or own else [f for f in self.text_files
+                                            if f not in self.used_files]
+        return [f for f in found if not (prose and kind_of_literal(f) == "table")]
 
     def _second_text(self, clause: Clause) -> list[str] | None:
         texts = self.masked.texts
@@ -339,7 +383,8 @@ class PlanReader:
     def _translation_args(self, args: dict[str, str], clause: Clause) -> dict[str, str]:
         text = args.get("text", "")
         source = source_language(PLACEHOLDER.sub(" ", clause.text)) or (
-            detected_language(text) if "<GENERATED>" not in text else None)
+            detected_language(text) if "<GENERATED>" not in text and not is_text_file(text)
+            else None)
         if source and source != args.get("tgt_lang"):
             return {**args, "src_lang": source}
         return args

@@ -15,7 +15,13 @@ from pydantic import ValidationError
 
 from hugginggpt.graph.state import Subtask
 from hugginggpt.tools.experts.tasks import Arg, get_task_type, task_types
-from hugginggpt.tools.kinds import generated_ref, generated_refs, is_url, kind_of_literal
+from hugginggpt.tools.kinds import (
+    generated_ref,
+    generated_refs,
+    is_text_file,
+    is_url,
+    kind_of_literal,
+)
 from hugginggpt.tools.llm.replies import json_candidates
 from hugginggpt.tools.text import clip
 
@@ -275,7 +281,8 @@ def validate_plan(
                         f"subtask {ref} ({source_task.name}) produces {outs}"
                     )
             elif (arg.is_data and (literal := kind_of_literal(value)) != arg.kind
-                  and not (is_url(value) and literal == "text")):  # typed when fetched
+                  and not (is_url(value) and literal == "text")  # typed when fetched
+                  and not (arg.kind == "text" and is_text_file(value))):  # a CSV's text
                 problems.append(
                     f"subtask {st.id} ({st.task}): argument {name!r} needs {arg.kind}, but "
                     f"{clip(repr(value), 60)} is {'an' if literal[0] in 'aeiou' else 'a'} {literal}"
