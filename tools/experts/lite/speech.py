@@ -17,6 +17,7 @@ from typing import Any
 
 from hugginggpt.tools.audio import read_audio, resample, write_wav
 from hugginggpt.tools.errors import ToolExecutionError
+from hugginggpt.tools.experts.confidence import from_speech
 from hugginggpt.tools.experts.lite.engines import (
     ESPEAK,
     POCKETSPHINX,
@@ -30,7 +31,7 @@ from hugginggpt.tools.experts.lite.espeak import Voice
 from hugginggpt.tools.experts.registry import ToolContext
 
 __all__ = ["MAX_SPEECH_CHARS", "WORDS_PER_MINUTE", "VOICE_VARIANT", "voice_for", "speak",
-           "text_to_speech", "transcribe", "automatic_speech_recognition"]
+           "text_to_speech", "transcribe", "transcribe_scored", "automatic_speech_recognition"]
 
 MAX_SPEECH_CHARS = 5000
 """Longest text read aloud: about six minutes of speech, within what speech recognition
@@ -110,16 +111,41 @@ def _utterances(pcm: bytes) -> list[bytes]:
 def transcribe(samples: Any, rate: int) -> str:
     """What PocketSphinx hears in mono float32 ``samples`` at ``rate`` Hz (lower-case
     words, no punctuation); an empty string when it hears no word."""
+    return transcribe_scored(samples, rate)[0]
+
+
+def _posteriors(decoder: Any) -> tuple[float, int]:
+    """The words' lattice posteriors summed, each weighted by its frames, and the frames:
+    silences and fillers (``<sil>``, ``[NOISE]``, ``++UH++``) do not count."""
+    weighted, frames = 0.0, 0
+    for segment in decoder.seg():
+        if segment.word[:1] in "<[+":
+            continue
+        length = segment.end_frame - segment.start_frame + 1
+        weighted += min(float(segment.prob), 1.0) * length
+        frames += length
+    return weighted, frames
+
+
+def transcribe_scored(samples: Any, rate: int) -> tuple[str, float | None]:
+    """:func:`transcribe` and how sure PocketSphinx was: its mean word posterior, each
+    word's lattice posterior weighted by its length (None when it heard no word).
+
+    The posteriors are the decoder's own (pocketsphinx 5 ``Decoder.seg()``, already
+    probabilities); the utterance's ``hyp().prob`` multiplies them and shrinks with the
+    length of the speech, so it says nothing comparable across recordings.
+    """
     import numpy as np
 
     audio = np.asarray(resample(np.asarray(samples, dtype=np.float32), rate, SPHINX_RATE))
     if audio.size == 0 or float(np.abs(audio).max()) < _SILENCE:
-        return ""  # the decoder "hears" words in digital silence
+        return "", None  # the decoder "hears" words in digital silence
     pad = np.zeros(int(_PAD_S * SPHINX_RATE), dtype=np.float32)
     padded = np.concatenate([pad, audio, pad])
     pcm = (np.clip(padded, -1.0, 1.0) * 32767).astype("<i2").tobytes()
     decoder = sphinx()
     words: list[str] = []
+    weighted, frames = 0.0, 0
     with SPHINX_LOCK:
         for piece in _utterances(pcm):
             decoder.start_utt()
@@ -128,18 +154,24 @@ def transcribe(samples: Any, rate: int) -> str:
             hypothesis = decoder.hyp()
             if hypothesis is not None and hypothesis.hypstr.strip():
                 words.append(hypothesis.hypstr.strip())
-    return " ".join(words)
+                more, length = _posteriors(decoder)
+                weighted, frames = weighted + more, frames + length
+    return " ".join(words), (weighted / frames if frames else None)
 
 
-def automatic_speech_recognition(audio: Path) -> str:
-    """The words PocketSphinx hears in a recording (WAV, FLAC, OGG or MP3), US English.
+def automatic_speech_recognition(audio: Path, ctx: ToolContext | None = None) -> str:
+    """The words PocketSphinx hears in a recording (WAV, FLAC, OGG or MP3), US English;
+    in a run, ``ctx.confidence`` says how sure it was (:func:`transcribe_scored`), and a
+    transcript under the floor is not handed on to later steps.
 
     Raises:
         ToolExecutionError: the file is not readable audio, or no word was heard (an
             empty transcript would pass silence on to the steps that read it).
     """
     samples, rate = read_audio(Path(audio), rate=SPHINX_RATE)
-    text = transcribe(samples, rate)
+    text, posterior = transcribe_scored(samples, rate)
+    if ctx is not None:
+        ctx.confidence = from_speech(posterior)
     if not text:
         raise ToolExecutionError(
             f"{POCKETSPHINX} heard no words in {Path(audio).name} (it recognises US "

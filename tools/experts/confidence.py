@@ -1,0 +1,208 @@
+"""How sure an engine was of its result, and when that is too little to trust.
+
+An engine that reports a confidence passes it on: PocketSphinx's word posteriors, RapidOCR's
+line scores, a classifier's probabilities, a similarity's margin, VADER's compound score.
+The result carries it as a :class:`Confidence`; below the thresholds of
+:data:`THRESHOLDS` the result is *uncertain*, and the answer says so and why. A later step
+computed from an uncertain result is uncertain too (the executor marks it), and a step
+whose input is *unusable* (below a floor) is skipped rather than run as if it were fine.
+
+How a tool reports one: a tool that takes a :class:`~hugginggpt.tools.experts.registry.
+ToolContext` sets ``ctx.confidence`` (as the ``llm`` backend sets ``ctx.endpoint``); its
+return value stays its outputs, so callers that use the function directly are unchanged.
+A classifier that reports nothing (a transformers pipeline, a hosted model) is judged
+from its label scores by :func:`from_labels` when they are probabilities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+__all__ = ["Confidence", "Threshold", "THRESHOLDS", "CLASSIFIER_TASKS", "from_labels",
+           "from_speech", "from_ocr", "from_vader", "from_cosines", "inherited",
+           "not_probabilities", "MIN_MARGIN", "MIXED_RATIO"]
+
+
+class Confidence(BaseModel):
+    """An engine's confidence in a result, and what follows from it (JSON-able: it is
+    checkpointed with the result and shown in ``--json``)."""
+
+    score: float | None = None
+    """The engine's own measure, 0..1 (None: it reports none, the result only inherits
+    doubt from its inputs)."""
+    measure: str = ""
+    """What ``score`` is, in words ("PocketSphinx's mean word posterior")."""
+    uncertain: str | None = None
+    """Why the result may be wrong, one sentence the answer repeats; None: sure enough."""
+    unusable: bool = False
+    """Below the floor: too unsure for a later step to run on it (its dependents are
+    skipped, saying why); the result itself is still shown, marked uncertain."""
+    inherited: list[int] = Field(default_factory=list)
+    """Ids of the dependencies whose uncertain results this one was computed from."""
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """Below ``uncertain`` a result is marked uncertain; below ``unusable`` (when set) a
+    later step does not run on it."""
+
+    measure: str
+    uncertain: float
+    unusable: float | None = None
+    why: str = ""
+
+
+THRESHOLDS: dict[str, Threshold] = {
+    "automatic-speech-recognition": Threshold(
+        "PocketSphinx's mean word posterior (each word's lattice posterior, weighted by "
+        "its length in frames)", 0.5, 0.1,
+        "of 8 clear eSpeak sentences, 6 scored 0.59-0.72 and the two under 0.5 (0.41, "
+        "0.12) were partly or wholly misheard; of 35 garbled recordings that gave words "
+        "(sped up 1.5x or 2x, reversed, in noise, French, German, Spanish or Italian "
+        "voices), 29 scored under 0.5 and 4 under 0.1"),
+    "image-to-text": Threshold(
+        "RapidOCR's recognition score, averaged over the characters read", 0.8, None,
+        "printed text reads at 0.9 and over; blurred or tiny text falls below 0.8"),
+    "text-classification": Threshold(
+        "the top label's probability, and its margin over the second", 0.5, None,
+        "uncertain when the top probability is under 0.5 or leads the second by under "
+        "0.15 (:data:`MIN_MARGIN`)"),
+    "zero-shot-classification": Threshold(
+        "the best label's cosine margin over the second", 0.05, None,
+        "MiniLM's cosines of near-synonym labels differ by a few hundredths"),
+    "sentiment": Threshold(
+        "VADER's |compound| score", 0.5, None,
+        "a single mild cue word scores about 0.44 ('good'), so under 0.5 the verdict "
+        "rests on one weak cue; also uncertain when words against the verdict weigh at "
+        "least half as much as those for it (VADER's own pos/neg proportions)"),
+}
+"""The thresholds, per task type (``sentiment`` is VADER's text classification), in one
+place: the README's "Failures and answers" section repeats them. The other classifier
+task types (:data:`CLASSIFIER_TASKS`) use ``text-classification``'s."""
+
+MIN_MARGIN = 0.15
+"""A classifier's top probability must lead the second by this much."""
+MIXED_RATIO = 0.5
+"""VADER: the words against the verdict weigh at least this share of those for it."""
+
+CLASSIFIER_TASKS = frozenset({
+    "text-classification", "image-classification", "audio-classification",
+    "zero-shot-classification", "zero-shot-image-classification",
+    "tabular-classification", "video-classification"})
+"""Task types whose labels are alternatives (one is the answer), so that the top label's
+probability and margin say how sure the model was; not entity lists or detections."""
+
+
+def not_probabilities(cards: Sequence[Any], model: str) -> bool:
+    """Whether the model's card says its scores are not probabilities (cosines, a
+    detector's scores): then they say nothing about how sure it was."""
+    return any(card.id == model and "not probabilities" in f"{card.description} {card.limits}"
+               for card in cards)
+
+
+def from_speech(posterior: float | None, engine: str = "PocketSphinx") -> Confidence:
+    """A transcript's confidence from the recogniser's mean word posterior."""
+    limit = THRESHOLDS["automatic-speech-recognition"]
+    if posterior is None:
+        return Confidence()
+    score = round(posterior, 3)
+    unusable = limit.unusable is not None and posterior < limit.unusable
+    uncertain = None
+    if posterior < limit.uncertain:
+        uncertain = (f"the transcript may be wrong: {engine} was unsure (confidence "
+                     f"{score:.2f}, under {limit.uncertain:g})")
+        if unusable:
+            uncertain += f"; under {limit.unusable:g} it is too unsure to use"
+    return Confidence(score=score, measure=limit.measure, uncertain=uncertain,
+                      unusable=unusable)
+
+
+def from_ocr(scored: Sequence[tuple[str, float]], engine: str = "RapidOCR") -> Confidence:
+    """The text read from an image: its line scores averaged over the characters."""
+    chars = sum(len(text) for text, _ in scored)
+    if not chars:
+        return Confidence()
+    score = round(sum(len(text) * s for text, s in scored) / chars, 3)
+    limit = THRESHOLDS["image-to-text"]
+    uncertain = (f"the text may be misread: {engine} was unsure (confidence {score:.2f}, "
+                 f"under {limit.uncertain:g})") if score < limit.uncertain else None
+    return Confidence(score=score, measure=limit.measure, uncertain=uncertain)
+
+
+def from_labels(task: str, labels: Any) -> Confidence | None:
+    """A classifier's confidence from its labels' scores, when they are alternatives'
+    probabilities (each in 0..1, summing to at most 1); None when they are not."""
+    scores = [item.get("score") for item in labels or [] if isinstance(item, dict)]
+    if task not in CLASSIFIER_TASKS or not scores \
+            or not all(isinstance(s, float) and 0.0 <= s <= 1.0 for s in scores):
+        return None
+    ranked = sorted(scores, reverse=True)
+    if sum(ranked) > 1.01:  # independent (multi-label) scores: the margin means nothing
+        return None
+    top = ranked[0]
+    margin = top - (ranked[1] if len(ranked) > 1 else 0.0)
+    measure = THRESHOLDS["text-classification"].measure
+    uncertain = None
+    if top < THRESHOLDS["text-classification"].uncertain:
+        uncertain = f"the model was unsure: its top label has a probability of {top:.2f}"
+    elif margin < MIN_MARGIN:
+        uncertain = (f"the model was unsure: its top two labels are close ({top:.2f} and "
+                     f"{ranked[1]:.2f})")
+    return Confidence(score=round(top, 3), measure=measure, uncertain=uncertain)
+
+
+def from_cosines(cosines: Sequence[float], engine: str) -> Confidence:
+    """Labels scored by cosine similarity: how far the best leads the second."""
+    ranked = sorted(cosines, reverse=True)
+    if len(ranked) < 2:
+        return Confidence()
+    margin = round(ranked[0] - ranked[1], 3)
+    limit = THRESHOLDS["zero-shot-classification"]
+    uncertain = (f"{engine} could hardly tell the top labels apart (cosines {ranked[0]:.2f} "
+                 f"and {ranked[1]:.2f}, a margin under {limit.uncertain:g})"
+                 ) if margin < limit.uncertain else None
+    return Confidence(score=margin, measure=limit.measure, uncertain=uncertain)
+
+
+def from_vader(scores: dict[str, float]) -> Confidence:
+    """VADER's verdict judged on its own outputs: weak when |compound| is small (its
+    percentages are not probabilities), mixed when words against the verdict weigh
+    nearly as much as those for it."""
+    compound = float(scores["compound"])
+    pos, neg = float(scores["pos"]), float(scores["neg"])
+    limit = THRESHOLDS["sentiment"]
+    verdict = "positive" if compound >= 0.05 else "negative" if compound <= -0.05 else ""
+    reasons = []
+    if not verdict:
+        reasons.append("VADER found no clear sentiment (its 'neutral' means it found "
+                       "little to go on)" if max(pos, neg) == 0 else
+                       "VADER's positive and negative words cancel out")
+    else:
+        against, for_ = (neg, pos) if compound > 0 else (pos, neg)
+        if against > 0 and against >= MIXED_RATIO * for_:
+            reasons.append(f"leaning {verdict}: the text has both positive and negative "
+                           f"words (VADER's proportions: {pos:.2f} positive, {neg:.2f} "
+                           "negative)")
+        elif abs(compound) < limit.uncertain:
+            reasons.append(f"leaning {verdict}: VADER's evidence is weak (compound "
+                           f"{compound:+.2f}, under {limit.uncertain:g}; its percentage is "
+                           "not a probability)")
+    return Confidence(score=round(abs(compound), 3), measure=limit.measure,
+                      uncertain="; ".join(reasons) or None)
+
+
+def inherited(own: Confidence | None, uncertain_inputs: dict[int, str]) -> Confidence | None:
+    """A result's confidence once its inputs are counted: computed from uncertain results
+    (``{dependency id: what it was}``), it is uncertain too, saying from what."""
+    if not uncertain_inputs:
+        return own
+    what = "; ".join(f"{name} (subtask {dep})" for dep, name in uncertain_inputs.items())
+    reason = f"computed from an uncertain {what}"
+    base = own or Confidence()
+    return base.model_copy(update={
+        "uncertain": f"{base.uncertain}; and {reason}" if base.uncertain else reason,
+        "inherited": sorted(uncertain_inputs)})
