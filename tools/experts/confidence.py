@@ -24,7 +24,8 @@ from pydantic import BaseModel, Field
 
 __all__ = ["Confidence", "Threshold", "THRESHOLDS", "CLASSIFIER_TASKS", "from_labels",
            "from_speech", "from_ocr", "from_vader", "from_cosines", "inherited",
-           "not_probabilities", "MIN_MARGIN", "MIXED_RATIO"]
+           "not_probabilities", "MIN_MARGIN", "MIXED_RATIO", "MIN_WORDS_PER_S",
+           "UNUSABLE_WORDS_PER_S"]
 
 
 class Confidence(BaseModel):
@@ -37,7 +38,10 @@ class Confidence(BaseModel):
     measure: str = ""
     """What ``score`` is, in words ("PocketSphinx's mean word posterior")."""
     uncertain: str | None = None
-    """Why the result may be wrong, one sentence the answer repeats; None: sure enough."""
+    """Why the result may be wrong, in full (the engine's doubt, and the uncertain inputs
+    it was computed from); None: sure enough."""
+    reason: str | None = None
+    """The engine's own doubt alone (None: it was sure enough, or reports nothing)."""
     unusable: bool = False
     """Below the floor: too unsure for a later step to run on it (its dependents are
     skipped, saying why); the result itself is still shown, marked uncertain."""
@@ -104,21 +108,34 @@ def not_probabilities(cards: Sequence[Any], model: str) -> bool:
                for card in cards)
 
 
-def from_speech(posterior: float | None, engine: str = "PocketSphinx") -> Confidence:
-    """A transcript's confidence from the recogniser's mean word posterior."""
+MIN_WORDS_PER_S = 1.5
+"""Fewer words heard per second of sound than this (90 a minute; people speak 120 to 180,
+eSpeak's clear speech gave 2.6-4.4) means most of the speech was not recognised."""
+UNUSABLE_WORDS_PER_S = 0.5
+
+
+def from_speech(posterior: float | None, words_per_s: float | None = None,
+                engine: str = "PocketSphinx") -> Confidence:
+    """A transcript's confidence from the recogniser's mean word posterior, and from how
+    many words it heard for the length of the sound (a word or two over seconds of sound
+    comes with a high posterior, having had no rival)."""
     limit = THRESHOLDS["automatic-speech-recognition"]
     if posterior is None:
         return Confidence()
     score = round(posterior, 3)
-    unusable = limit.unusable is not None and posterior < limit.unusable
+    unusable = (limit.unusable is not None and posterior < limit.unusable) or (
+        words_per_s is not None and words_per_s < UNUSABLE_WORDS_PER_S)
     uncertain = None
     if posterior < limit.uncertain:
         uncertain = (f"the transcript may be wrong: {engine} was unsure (confidence "
                      f"{score:.2f}, under {limit.uncertain:g})")
-        if unusable:
-            uncertain += f"; under {limit.unusable:g} it is too unsure to use"
+    elif words_per_s is not None and words_per_s < MIN_WORDS_PER_S:
+        uncertain = (f"the transcript may be incomplete or wrong: {engine} heard only "
+                     f"{words_per_s:.1f} words per second of sound (speech has 2 to 3)")
+    if uncertain and unusable:
+        uncertain += "; too unsure to use for a later step"
     return Confidence(score=score, measure=limit.measure, uncertain=uncertain,
-                      unusable=unusable)
+                      reason=uncertain, unusable=unusable)
 
 
 def from_ocr(scored: Sequence[tuple[str, float]], engine: str = "RapidOCR") -> Confidence:
@@ -130,7 +147,7 @@ def from_ocr(scored: Sequence[tuple[str, float]], engine: str = "RapidOCR") -> C
     limit = THRESHOLDS["image-to-text"]
     uncertain = (f"the text may be misread: {engine} was unsure (confidence {score:.2f}, "
                  f"under {limit.uncertain:g})") if score < limit.uncertain else None
-    return Confidence(score=score, measure=limit.measure, uncertain=uncertain)
+    return Confidence(score=score, measure=limit.measure, uncertain=uncertain, reason=uncertain)
 
 
 def from_labels(task: str, labels: Any) -> Confidence | None:
@@ -152,7 +169,8 @@ def from_labels(task: str, labels: Any) -> Confidence | None:
     elif margin < MIN_MARGIN:
         uncertain = (f"the model was unsure: its top two labels are close ({top:.2f} and "
                      f"{ranked[1]:.2f})")
-    return Confidence(score=round(top, 3), measure=measure, uncertain=uncertain)
+    return Confidence(score=round(top, 3), measure=measure, uncertain=uncertain,
+                      reason=uncertain)
 
 
 def from_cosines(cosines: Sequence[float], engine: str) -> Confidence:
@@ -165,7 +183,7 @@ def from_cosines(cosines: Sequence[float], engine: str) -> Confidence:
     uncertain = (f"{engine} could hardly tell the top labels apart (cosines {ranked[0]:.2f} "
                  f"and {ranked[1]:.2f}, a margin under {limit.uncertain:g})"
                  ) if margin < limit.uncertain else None
-    return Confidence(score=margin, measure=limit.measure, uncertain=uncertain)
+    return Confidence(score=margin, measure=limit.measure, uncertain=uncertain, reason=uncertain)
 
 
 def from_vader(scores: dict[str, float]) -> Confidence:
@@ -191,8 +209,9 @@ def from_vader(scores: dict[str, float]) -> Confidence:
             reasons.append(f"leaning {verdict}: VADER's evidence is weak (compound "
                            f"{compound:+.2f}, under {limit.uncertain:g}; its percentage is "
                            "not a probability)")
-    return Confidence(score=round(abs(compound), 3), measure=limit.measure,
-                      uncertain="; ".join(reasons) or None)
+    reason = "; ".join(reasons) or None
+    return Confidence(score=round(abs(compound), 3), measure=limit.measure, uncertain=reason,
+                      reason=reason)
 
 
 def inherited(own: Confidence | None, uncertain_inputs: dict[int, str]) -> Confidence | None:
