@@ -1,0 +1,121 @@
+"""Confidence carried and shown, through the real CLI and the real lite engines: eSpeak NG
+speaks, PocketSphinx transcribes, VADER judges. A clear sentence's transcript is not
+marked uncertain; a garbled recording's is, and so is the sentiment computed from it,
+in the answer and in ``--json``; a recording with next to nothing recognised is not
+passed on at all. VADER's weak or mixed verdicts are uncertain, a clear one is not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hugginggpt.cli import main
+from hugginggpt.tools.audio import write_wav
+from hugginggpt.tools.experts.confidence import THRESHOLDS, from_labels, from_vader
+from hugginggpt.tools.experts.lite import speech
+
+ASK = "Transcribe the recording and tell me whether it sounds positive or negative."
+
+
+def _cli(capsys: pytest.CaptureFixture[str], workspace: Path, request: str,
+         *extra: str, code: int = 0) -> tuple[dict, str]:
+    """One run of ``hugginggpt run`` on the lite engines: its ``--json`` document, then
+    the same run's printed answer (served from the result cache the first run filled).
+    ``code``: the exit code expected (3: some steps did not finish)."""
+    argv = ["run", request, "--backend", "lite", "--workspace", str(workspace), *extra]
+    assert main([*argv, "--json"]) == code
+    document = json.loads(capsys.readouterr().out)
+    assert main(argv) == code
+    return document, capsys.readouterr().out
+
+
+def _recording(workspace: Path, name: str, samples: np.ndarray, rate: int) -> str:
+    path = workspace / name
+    write_wav(path, samples.astype(np.float32), rate)
+    return str(path)
+
+
+def test_a_clear_sentences_transcript_is_not_marked_uncertain(capsys, workspace):
+    samples, rate = speech.speak("I am a very avid reader and I love books.")
+    wav = _recording(workspace, "clear.wav", samples, rate)
+    document, printed = _cli(capsys, workspace, ASK, "--file", wav)
+
+    heard, judged = document["results"]["0"], document["results"]["1"]
+    assert heard["task"] == "automatic-speech-recognition" and heard["status"] == "done"
+    assert heard["confidence"]["score"] >= THRESHOLDS["automatic-speech-recognition"].uncertain
+    assert heard["confidence"]["uncertain"] is None
+    assert judged["confidence"] is None or not judged["confidence"]["inherited"]
+    assert "may be wrong" not in printed and "uncertain result" not in printed
+
+
+def test_a_garbled_transcript_and_the_sentiment_computed_from_it_are_uncertain(
+        capsys, workspace):
+    # French read by eSpeak: PocketSphinx knows only US English and hears nonsense
+    samples, rate = speech.speak(
+        "Le chat est assis sur le tapis et il fait beau aujourd'hui.", "fr")
+    wav = _recording(workspace, "french.wav", samples, rate)
+    document, printed = _cli(capsys, workspace, ASK, "--file", wav)
+
+    heard, judged = document["results"]["0"], document["results"]["1"]
+    assert heard["status"] == judged["status"] == "done"
+    assert heard["confidence"]["score"] < THRESHOLDS["automatic-speech-recognition"].uncertain
+    assert "PocketSphinx was unsure" in heard["confidence"]["uncertain"]
+    assert not heard["confidence"]["unusable"]
+    assert judged["confidence"]["inherited"] == [0]
+    assert "computed from an uncertain automatic-speech-recognition result" in \
+        judged["confidence"]["uncertain"]
+    for answer in (printed, document["response"]):
+        assert "The transcript may be wrong: PocketSphinx was unsure (confidence" in answer
+        assert "Computed from the uncertain result of step 1 (the transcription)" in answer \
+            or "computed from the uncertain result of step 1 (the transcription)" in answer
+
+
+def test_a_recording_with_next_to_nothing_recognised_is_not_passed_on(capsys, workspace):
+    rate = 22_050
+    seconds = np.arange(3 * rate) / rate
+    tone = 0.3 * np.sin(2 * np.pi * (200 + 300 * seconds) * seconds)  # a rising whistle
+    wav = _recording(workspace, "whistle.wav", tone, rate)
+    document, printed = _cli(capsys, workspace, ASK, "--file", wav, code=3)
+
+    heard, judged = document["results"]["0"], document["results"]["1"]
+    assert heard["confidence"]["unusable"], heard
+    assert judged["status"] == "skipped" and "unusable" in judged["error"]
+    assert document["status"] == "partial"
+    assert "was skipped because the result of step 1 is too unsure to use" in printed
+    assert "words per second of sound" in printed
+
+
+def test_vader_says_when_its_verdict_is_weak_or_mixed_and_not_when_it_is_clear(
+        capsys, workspace):
+    mixed, _ = _cli(capsys, workspace, 'Is this review positive or negative? "The food '
+                    'was great but the service was awful."')
+    weak, _ = _cli(capsys, workspace, 'Is this review positive or negative? "The food '
+                   'was good."')
+    clear, printed = _cli(capsys, workspace, 'Is this review positive or negative? "This '
+                          'is the worst phone I have ever owned. It broke in a week and '
+                          'support ignored me."')
+
+    assert "leaning negative" in mixed["results"]["0"]["confidence"]["uncertain"]
+    assert "positive and negative words" in mixed["response"]
+    assert "Leaning positive: VADER's evidence is weak" in weak["response"]
+    assert clear["results"]["0"]["confidence"]["uncertain"] is None
+    assert "The review is negative" in printed and "Uncertain" not in printed
+
+
+def test_the_thresholds_judge_the_engines_own_outputs():
+    assert from_vader({"compound": 0.0, "pos": 0.0, "neg": 0.0, "neu": 1.0}).uncertain
+    assert from_vader({"compound": -0.76, "pos": 0.1, "neg": 0.36, "neu": 0.54}).uncertain \
+        is None
+    sure = from_labels("text-classification", [{"label": "a", "score": 0.9},
+                                               {"label": "b", "score": 0.1}])
+    close = from_labels("image-classification", [{"label": "a", "score": 0.52},
+                                                 {"label": "b", "score": 0.44}])
+    assert sure is not None and sure.uncertain is None
+    assert close is not None and "close" in (close.uncertain or "")
+    # entities and multi-label scores say nothing about one answer's confidence
+    assert from_labels("token-classification", [{"label": "PER", "score": 0.3}]) is None
+    assert from_labels("text-classification", [{"label": "a", "score": 0.9},
+                                               {"label": "b", "score": 0.8}]) is None
