@@ -117,5 +117,6 @@ def test_the_thresholds_judge_the_engines_own_outputs():
     assert close is not None and "close" in (close.uncertain or "")
     # entities and multi-label scores say nothing about one answer's confidence
     assert from_labels("token-classification", [{"label": "PER", "score": 0.3}]) is None
+    assert from_labels("sentence-similarity", 0.56) is None
     assert from_labels("text-classification", [{"label": "a", "score": 0.9},
                                                {"label": "b", "score": 0.8}]) is None

@@ -153,9 +153,10 @@ def from_ocr(scored: Sequence[tuple[str, float]], engine: str = "RapidOCR") -> C
 def from_labels(task: str, labels: Any) -> Confidence | None:
     """A classifier's confidence from its labels' scores, when they are alternatives'
     probabilities (each in 0..1, summing to at most 1); None when they are not."""
-    scores = [item.get("score") for item in labels or [] if isinstance(item, dict)]
-    if task not in CLASSIFIER_TASKS or not scores \
-            or not all(isinstance(s, float) and 0.0 <= s <= 1.0 for s in scores):
+    if task not in CLASSIFIER_TASKS or not isinstance(labels, list):
+        return None
+    scores = [item.get("score") for item in labels if isinstance(item, dict)]
+    if not scores or not all(isinstance(s, float) and 0.0 <= s <= 1.0 for s in scores):
         return None
     ranked = sorted(scores, reverse=True)
     if sum(ranked) > 1.01:  # independent (multi-label) scores: the margin means nothing
