@@ -6,16 +6,21 @@ passed on at all. VADER's weak or mixed verdicts are uncertain, a clear one is n
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from PIL import Image, ImageDraw, ImageFont
 
 from hugginggpt.cli import main
 from hugginggpt.tools.audio import write_wav
 from hugginggpt.tools.experts.confidence import THRESHOLDS, from_labels, from_vader
 from hugginggpt.tools.experts.lite import speech
+from tests.test_served import DevServer, server  # noqa: F401  (a pytest fixture)
 
 ASK = "Transcribe the recording and tell me whether it sounds positive or negative."
 
@@ -103,6 +108,57 @@ def test_vader_says_when_its_verdict_is_weak_or_mixed_and_not_when_it_is_clear(
     assert "Leaning positive: VADER's evidence is weak" in weak["response"]
     assert clear["results"]["0"]["confidence"]["uncertain"] is None
     assert "The review is negative" in printed and "Uncertain" not in printed
+
+
+def test_a_misread_line_of_ocr_makes_the_text_and_what_follows_uncertain(
+        capsys, workspace):
+    font = ImageFont.load_default(size=32)
+    lines = ["The soup was cold and bland.", "Our waiter was rude to us.",
+             "ACME HARDWARE STORE", "Invoice date: 12 March 2024", "TOTAL 13.49 EUR"]
+    page = Image.new("RGB", (760, 40 + 60 * len(lines)), "white")
+    for i, line in enumerate(lines):
+        ImageDraw.Draw(page).text((30, 20 + 60 * i), line, fill="black", font=font)
+    noise = np.random.default_rng(0).normal(0, 120, (page.height, page.width, 3))
+    noisy = np.clip(np.asarray(page, dtype=float) + noise, 0, 255).astype("uint8")
+    Image.fromarray(noisy).save(workspace / "noisy.png")
+    document, printed = _cli(
+        capsys, workspace, "Read the text in this image and tell me whether it is positive "
+        "or negative.", "--file", str(workspace / "noisy.png"))
+
+    read, judged = document["results"]["0"], document["results"]["1"]
+    assert read["task"] == "image-to-text"
+    assert read["confidence"]["score"] < THRESHOLDS["image-to-text"].uncertain
+    assert "RapidOCR was unsure of the line" in printed
+    assert judged["confidence"]["inherited"] == [0]
+    assert "computed from the uncertain result of step 1 (reading the image)" in printed
+
+
+def test_a_served_run_carries_the_doubt_too(server: DevServer):  # noqa: F811
+    from langgraph_sdk import get_client
+
+    samples, rate = speech.speak(
+        "Le chat est assis sur le tapis et il fait beau aujourd'hui.", "fr")
+    wav = server.folder / "french.wav"
+    write_wav(wav, samples, rate)
+    message = {"type": "human", "content": [
+        {"type": "text", "text": ASK},
+        {"type": "audio", "base64": base64.b64encode(wav.read_bytes()).decode(),
+         "mime_type": "audio/wav", "extras": {"filename": "french.wav"}}]}
+
+    async def go() -> dict[str, Any]:
+        client = get_client(url=server.url)
+        thread = await client.threads.create()
+        return await client.runs.wait(thread["thread_id"], "hugginggpt",
+                                      input={"messages": [message]},
+                                      context={"backend": "lite"})
+
+    out = asyncio.run(go())
+    assert out["status"] == "completed", out.get("response")
+    heard, judged = out["results"]["0"], out["results"]["1"]
+    assert "PocketSphinx was unsure" in heard["confidence"]["uncertain"]
+    assert judged["confidence"]["inherited"] == [0]
+    assert "The transcript may be wrong" in out["response"]
+    assert "computed from the uncertain result of step 1" in out["response"]
 
 
 def test_the_thresholds_judge_the_engines_own_outputs():
