@@ -133,6 +133,24 @@ def test_a_misread_line_of_ocr_makes_the_text_and_what_follows_uncertain(
     assert "computed from the uncertain result of step 1 (reading the image)" in printed
 
 
+def test_a_responder_llm_is_told_which_results_are_uncertain(capsys, workspace, llm_server):
+    samples, rate = speech.speak(
+        "Le chat est assis sur le tapis et il fait beau aujourd'hui.", "fr")
+    wav = _recording(workspace, "french.wav", samples, rate)
+    llm_server.script("responder", {"content": "The recording was hard to make out."})
+    assert main(["run", ASK, "--file", wav, "--backend", "lite", "--planner", "offline",
+                 "--llm", "scripted", "--llm-base-url", llm_server.url, "--json",
+                 "--workspace", str(workspace)]) == 0
+    assert json.loads(capsys.readouterr().out)["response"] == \
+        "The recording was hard to make out."
+    [call] = llm_server.calls("responder")
+    system, user = (m["content"] for m in call["messages"][:2])
+    assert 'When a subtask has an "uncertain" line' in system
+    assert "uncertain: the transcript may be wrong: PocketSphinx was unsure" in user
+    assert "uncertain: " in user.split("Subtask 1:")[1]
+    assert "computed from an uncertain automatic-speech-recognition result" in user
+
+
 def test_a_served_run_carries_the_doubt_too(server: DevServer):  # noqa: F811
     from langgraph_sdk import get_client
 

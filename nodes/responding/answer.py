@@ -240,6 +240,8 @@ def details(plan: list[Subtask], selections: dict[int, Selection],
             ran += " from the cache"
         lines.append(f"  {result.status}{ran} in {result.latency_s:.2f} s, "
                      f"{result.attempts} attempt(s)")
+        if (confidence := result.confidence) is not None and confidence.score is not None:
+            lines.append(f"  confidence: {confidence.score:g} ({confidence.measure})")
         for attempt in result.attempt_log:
             if not attempt.ok:
                 lines.append(f"  attempt {attempt.model}: {attempt.error_type}: "
