@@ -159,8 +159,9 @@ def from_labels(task: str, labels: Any) -> Confidence | None:
     probabilities (each in 0..1, summing to at most 1); None when they are not."""
     if task not in CLASSIFIER_TASKS or not isinstance(labels, list):
         return None
-    scores = [item.get("score") for item in labels if isinstance(item, dict)]
-    if not scores or not all(isinstance(s, float) and 0.0 <= s <= 1.0 for s in scores):
+    given = [item.get("score") for item in labels if isinstance(item, dict)]
+    scores = [s for s in given if isinstance(s, float) and 0.0 <= s <= 1.0]
+    if not scores or len(scores) != len(given):
         return None
     ranked = sorted(scores, reverse=True)
     if sum(ranked) > 1.01:  # independent (multi-label) scores: the margin means nothing
