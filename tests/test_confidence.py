@@ -133,6 +133,24 @@ def test_a_misread_line_of_ocr_makes_the_text_and_what_follows_uncertain(
     assert "computed from the uncertain result of step 1 (reading the image)" in printed
 
 
+def test_a_document_look_up_between_two_equal_lines_is_uncertain(capsys, workspace):
+    rows = [("ACME HARDWARE STORE", ""), ("Invoice date: 12 March 2024", ""),
+            ("Hammer", "9.99"), ("Nails", "3.50"), ("TOTAL", "13.49 EUR")]
+    font = ImageFont.load_default(size=32)
+    page = Image.new("RGB", (760, 40 + 60 * len(rows)), "white")
+    for i, (left, right) in enumerate(rows):
+        ImageDraw.Draw(page).text((30, 20 + 60 * i), left, fill="black", font=font)
+        ImageDraw.Draw(page).text((510, 20 + 60 * i), right, fill="black", font=font)
+    page.save(workspace / "receipt.png")
+    document, printed = _cli(capsys, workspace, "What is the price on this receipt?",
+                             "--file", str(workspace / "receipt.png"))
+
+    looked = document["results"]["0"]
+    assert looked["task"] == "document-question-answering" and looked["status"] == "done"
+    assert looked["confidence"]["score"] < THRESHOLDS["document-question-answering"].uncertain
+    assert "Uncertain. Two lines fit the question almost equally" in printed
+
+
 def test_a_responder_llm_is_told_which_results_are_uncertain(capsys, workspace, llm_server):
     samples, rate = speech.speak(
         "Le chat est assis sur le tapis et il fait beau aujourd'hui.", "fr")

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 __all__ = ["Confidence", "Threshold", "THRESHOLDS", "CLASSIFIER_TASKS", "from_labels",
-           "from_speech", "from_ocr", "from_vader", "from_cosines", "inherited",
+           "from_speech", "from_ocr", "from_vader", "from_cosines", "from_lookup", "inherited",
            "not_probabilities", "MIN_MARGIN", "MIXED_RATIO", "MIN_WORDS_PER_S",
            "UNUSABLE_WORDS_PER_S"]
 
@@ -80,6 +80,11 @@ THRESHOLDS: dict[str, Threshold] = {
     "zero-shot-classification": Threshold(
         "the best label's cosine margin over the second", 0.05, None,
         "MiniLM's cosines of near-synonym labels differ by a few hundredths"),
+    "document-question-answering": Threshold(
+        "the best line's cosine margin over the next line", 0.1, None,
+        "on a five-line receipt, five questions with an answer line led by 0.28-0.62; "
+        "three without one ('What is the price?', 'What did I buy?', 'Who is the "
+        "customer?') by 0.007-0.096"),
     "sentiment": Threshold(
         "VADER's |compound| score", 0.5, None,
         "a single mild cue word scores about 0.44 ('good'), so under 0.5 the verdict "
@@ -190,6 +195,20 @@ def from_cosines(cosines: Sequence[float], engine: str) -> Confidence:
                  f"and {ranked[1]:.2f}, a margin under {limit.uncertain:g})"
                  ) if margin < limit.uncertain else None
     return Confidence(score=margin, measure=limit.measure, uncertain=uncertain, reason=uncertain)
+
+
+def from_lookup(lines: Sequence[tuple[str, float]], ocr: Confidence | None) -> Confidence:
+    """A look-up's answer line: how far its cosine with the question leads the next
+    line's, with the OCR's doubt (``ocr``) kept."""
+    ranked = sorted(lines, key=lambda line: -line[1])
+    margin = round(ranked[0][1] - ranked[1][1], 3) if len(ranked) > 1 else 1.0
+    limit = THRESHOLDS["document-question-answering"]
+    reasons = [ocr.reason] if ocr is not None and ocr.reason else []
+    if margin < limit.uncertain:
+        reasons.append(f"two lines fit the question almost equally: {ranked[0][0][:60]!r} "
+                       f"({ranked[0][1]:.2f}) and {ranked[1][0][:60]!r} ({ranked[1][1]:.2f})")
+    reason = "; ".join(reasons) or None
+    return Confidence(score=margin, measure=limit.measure, uncertain=reason, reason=reason)
 
 
 def from_vader(scores: dict[str, float]) -> Confidence:

@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.errors import ToolExecutionError
-from hugginggpt.tools.experts.confidence import Confidence, from_cosines, from_ocr, from_vader
+from hugginggpt.tools.experts.confidence import (
+    Confidence,
+    from_cosines,
+    from_lookup,
+    from_ocr,
+    from_vader,
+)
 from hugginggpt.tools.experts.lite.engines import (
     LANGDETECT,
     MINILM_ZERO_SHOT,
@@ -155,17 +161,20 @@ def image_to_text(image: Path, ctx: ToolContext | None = None) -> str:
     return "\n".join(lines)
 
 
-def document_question_answering(image: Path, question: str) -> str:
+def document_question_answering(image: Path, question: str,
+                                ctx: ToolContext | None = None) -> str:
     """The document's text line most similar in meaning to the question.
 
     A look-up, not reading comprehension: it finds a labelled value ("Total: 23.48")
-    but cannot count, compute or combine lines.
+    but cannot count, compute or combine lines. In a run, ``ctx.confidence`` is the best
+    line's cosine margin over the next (:func:`~hugginggpt.tools.experts.confidence.
+    from_lookup`), and says so too when the OCR was unsure of a line.
 
     Raises:
         ToolExecutionError: the document has no text, or no line is similar enough.
     """
     question = _checked(question, OCR_LOOKUP)
-    lines = image_to_text(image).splitlines()
+    lines = image_to_text(image, ctx).splitlines()
     vectors = minilm().encode([question, *lines], normalize_embeddings=True)
     similarities = [float(vectors[0] @ v) for v in vectors[1:]]
     best = max(range(len(lines)), key=similarities.__getitem__)
@@ -174,6 +183,8 @@ def document_question_answering(image: Path, question: str) -> str:
             f"{OCR_LOOKUP}: no line of the document relates to the question (closest: "
             f"{lines[best]!r}, similarity {similarities[best]:.2f} < {LOOKUP_MIN_SIMILARITY})"
         )
+    if ctx is not None:
+        ctx.confidence = from_lookup(list(zip(lines, similarities, strict=True)), ctx.confidence)
     return lines[best]
 
 
