@@ -71,6 +71,10 @@ class Trial:
     speak_s: float
     hear_s: float
     audio_s: float
+    confidence: float | None = None
+    """PocketSphinx's mean word posterior, as a run's result carries it."""
+    uncertain: bool = False
+    """Under the thresholds of ``tools/experts/confidence.py``: the answer says so."""
 
     @property
     def wer(self) -> float:
@@ -82,9 +86,11 @@ def trial(sentence: str, folder: Path, voice_variant: str, words_per_minute: int
     lite speech recogniser."""
     import soundfile
 
+    from hugginggpt.tools.artifacts import ArtifactStore
     from hugginggpt.tools.audio import write_wav
-    from hugginggpt.tools.experts.lite import speech
+    from hugginggpt.tools.experts.lite import POCKETSPHINX, speech
     from hugginggpt.tools.experts.lite.engines import espeak
+    from hugginggpt.tools.experts.registry import ToolContext
 
     start = time.perf_counter()
     engine = espeak()
@@ -93,20 +99,32 @@ def trial(sentence: str, folder: Path, voice_variant: str, words_per_minute: int
     path = write_wav(folder / f"{abs(hash((sentence, voice_variant)))}.wav",
                      raw.astype("float32") / 32768.0, engine.rate)
     spoken = time.perf_counter()
-    heard = speech.automatic_speech_recognition(path)
+    ctx = ToolContext(subtask_id=0, task="automatic-speech-recognition", model=POCKETSPHINX,
+                      artifacts=ArtifactStore(folder, "speech-wer"))
+    heard = speech.automatic_speech_recognition(path, ctx)
     done = time.perf_counter()
     errors, said = word_errors(sentence, heard)
+    confidence = ctx.confidence
     return Trial(sentence, heard, errors, said, spoken - start, done - spoken,
-                 soundfile.info(str(path)).duration)
+                 soundfile.info(str(path)).duration,
+                 confidence.score if confidence else None,
+                 bool(confidence and confidence.uncertain))
 
 
 def report(title: str, trials: list[Trial]) -> float:
     """Print the table of one voice; return its overall WER."""
     print(f"\n{title}")
-    print(f"{'WER':>5} {'audio s':>7} {'speak s':>7} {'hear s':>6}  sentence -> heard")
+    print(f"{'WER':>5} {'audio s':>7} {'speak s':>7} {'hear s':>6} {'conf':>5}  "
+          "sentence -> heard (? = marked uncertain)")
     for t in trials:
-        print(f"{t.wer:5.2f} {t.audio_s:7.2f} {t.speak_s:7.3f} {t.hear_s:6.2f}  "
-              f"{t.sentence} -> {t.heard!r}")
+        conf = f"{t.confidence:5.2f}" if t.confidence is not None else "    -"
+        print(f"{t.wer:5.2f} {t.audio_s:7.2f} {t.speak_s:7.3f} {t.hear_s:6.2f} {conf}"
+              f"{'?' if t.uncertain else ' '} {t.sentence} -> {t.heard!r}")
+    for marked, name in ((True, "marked uncertain"), (False, "not marked")):
+        group = [t for t in trials if t.uncertain is marked]
+        if group:
+            print(f"{name}: {len(group)} sentences, WER "
+                  f"{sum(t.errors for t in group) / sum(t.said for t in group):.3f}")
     errors, said = sum(t.errors for t in trials), sum(t.said for t in trials)
     audio, hearing = sum(t.audio_s for t in trials), sum(t.hear_s for t in trials)
     print(f"overall WER {errors / said:.3f} ({errors} errors in {said} words); "

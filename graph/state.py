@@ -18,6 +18,7 @@ from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field, field_validator
 
+from hugginggpt.tools.experts.confidence import Confidence
 from hugginggpt.tools.llm.records import LLMCall
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "subtask_keys",
     "streamed_for",
     "LLMCall",
+    "Confidence",
     "InputState",
     "State",
     "OutputState",
@@ -169,6 +171,11 @@ class SubtaskResult(BaseModel):
     the same inputs), not from a call in this run."""
     streamed: bool = False
     """The subtask started while the plan was still streaming (the plan stage ran it)."""
+    confidence: Confidence | None = None
+    """How sure the engine was (its own score, and ``uncertain``: why the result may be
+    wrong), or that the result was computed from an uncertain one; None when the engine
+    reports nothing and its inputs were sure enough
+    (:mod:`hugginggpt.tools.experts.confidence`)."""
 
 
 class Streamed(BaseModel):
@@ -372,7 +379,7 @@ class OutputState(BaseModel):
 
 STATE_TYPES: tuple[type[BaseModel], ...] = (
     ChatTurn, Subtask, Candidate, Selection, Attempt, SubtaskResult, Approval, Streamed,
-    LLMCall,
+    LLMCall, Confidence,
     InputState, State, OutputState,
 )
 """Types that checkpoints may deserialize (the msgpack allowlist)."""

@@ -107,6 +107,8 @@ def results_digest(state: State, workspace: str | None = None) -> str:
                              "inputs; no model was called (say so)")
             for name, value in result.outputs.items():
                 lines.append(f"  output {name}: {_show(value, workspace)}")
+            if result.confidence is not None and result.confidence.uncertain:
+                lines.append(f"  uncertain: {result.confidence.uncertain} (say so)")
         else:
             lines.append(f"  status: {result.status}: {result.error}")
     return "\n".join(lines)

@@ -106,6 +106,33 @@ def endpoints(stub: HFStubServer) -> Callable[..., None]:
     return point
 
 
+def test_a_hosted_classifiers_close_call_is_uncertain_and_what_follows_too(
+    compiled, make_context, llm_server, catalog_file, stub, endpoints
+):
+    endpoints(MODELS["text-classification"], MODELS["summarization"])
+    stub.script(_slug(MODELS["text-classification"]),
+                Reply(json=[[{"label": "POSITIVE", "score": 0.55},
+                             {"label": "NEGATIVE", "score": 0.45}]]))
+    stub.script(_slug(MODELS["summarization"]), Reply(json=[{"summary_text": "Positive."}]))
+    llm_server.script("planner", _plan(
+        _sub(0, "text-classification", [], text="The fox was fine, I suppose."),
+        _sub(1, "summarization", [0], text="<GENERATED>-0")))
+    llm_server.script("responder", {"content": "Hard to say."})
+    catalog = catalog_file(("text-classification", MODELS["text-classification"], 100),
+                           ("summarization", MODELS["summarization"], 100))
+    out = run(compiled, make_context(backend="hf-inference", catalog=catalog))
+
+    classified, summarised = out["results"][0], out["results"][1]
+    assert classified.status == summarised.status == "done"
+    assert classified.confidence is not None and classified.confidence.score == 0.55
+    assert "its top two labels are close (0.55 and 0.45)" in (
+        classified.confidence.uncertain or "")
+    assert summarised.confidence is not None and summarised.confidence.inherited == [0]
+    [digest] = [m["content"] for m in llm_server.calls("responder")[0]["messages"]
+                if m["role"] == "user"]
+    assert "uncertain: the model was unsure" in digest
+
+
 def test_classify_summarize_and_paint_through_the_graph(
     compiled, make_context, llm_server, catalog_file, stub, endpoints, workspace
 ):

@@ -68,6 +68,7 @@ def test_a_tool_node_runs_two_experts_on_two_tool_calls(tmp_path: Path):
     assert felt["model"] == "lite/vader-sentiment" and felt["backend"] == "lite"
     top = felt["outputs"]["labels"][0]
     assert top["label"].upper().startswith("POS") and top["score"] > 0.5
+    assert felt["confidence"]["uncertain"] is None  # how sure VADER was travels along
     assert replies["call-sentiment"].artifact == felt  # the same data, unserialised
     summarised = json.loads(replies["call-summary"].content)["outputs"]["text"]
     assert summarised and len(summarised) < len(STORY)

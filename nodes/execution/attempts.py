@@ -32,9 +32,15 @@ from hugginggpt.tools.errors import (
     ToolTimeoutError,
     TransientToolError,
 )
+from hugginggpt.tools.experts.confidence import (
+    Confidence,
+    from_labels,
+    inherited,
+    not_probabilities,
+)
 from hugginggpt.tools.experts.outputs import normalize_outputs
 from hugginggpt.tools.experts.registry import Tool, ToolContext, find_tools
-from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.experts.tasks import TaskType, get_task_type
 from hugginggpt.tools.redact import redact
 from hugginggpt.tools.text import MAX_MESSAGE, clip
 from hugginggpt.tools.threads import in_thread
@@ -47,14 +53,42 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 
 Emit = Callable[[dict[str, Any]], None]
 
+CONFIDENCE_KEY = "__confidence__"
+"""Where a cache entry keeps the result's confidence beside its outputs (no task type
+declares an output by this name)."""
+
 
 def _skip_reason(job: Job, deps: dict[int, dict[str, Any]]) -> str | None:
+    """Why the subtask cannot run on its dependencies' results: one did not finish, or
+    finished too unsure to be used (under its confidence floor)."""
     for dep_id in job.dep:
         dep = deps[dep_id]
         if dep["status"] != "done":
             why = dep.get("error") or dep["status"]
             return f"skipped: dependency {dep_id} ({dep['task']}) {dep['status']}: {why}"
+        confidence = dep.get("confidence") or {}
+        if confidence.get("unusable"):
+            return (f"skipped: dependency {dep_id} ({dep['task']}) unusable: "
+                    f"{confidence.get('uncertain')}")
     return None
+
+
+def _confidence(job: Job, task_type: TaskType, tool: Tool, model: str,
+                reported: Confidence | None, outputs: dict[str, Any],
+                deps: dict[int, dict[str, Any]]) -> Confidence | None:
+    """The result's confidence: what the tool reported, else what its label
+    probabilities say (:func:`from_labels`), marked uncertain when an input came from an
+    uncertain result."""
+    own = reported
+    if own is None and not not_probabilities(tool.cards, model):
+        own = from_labels(job.task, outputs.get(task_type.outputs[0].name))
+    doubtful = {dep_id: f"{deps[dep_id]['task']} result" for dep_id in job.dep
+                if ((deps[dep_id].get("confidence") or {}).get("uncertain"))}
+    return inherited(own, doubtful)
+
+
+def _with_confidence(confidence: Confidence | None) -> dict[str, Any]:
+    return {} if confidence is None else {"confidence": confidence}
 
 
 async def _call_tool(tool_fn: Callable[..., Any], is_async: bool, kwargs: dict[str, Any],
@@ -135,8 +169,10 @@ async def _served_from_cache(job: Job, key: str, model: str, backend: str,
     entry = await in_thread(cache.get, key)
     if entry is None:
         return None
+    stored = dict(entry["outputs"])
+    confidence = stored.pop(CONFIDENCE_KEY, None)
     try:
-        outputs = await in_thread(adopt_outputs, entry["outputs"], store)
+        outputs = await in_thread(adopt_outputs, stored, store)
     except (MissingArtifact, OSError):
         await in_thread(cache.forget, key)
         return None
@@ -146,7 +182,8 @@ async def _served_from_cache(job: Job, key: str, model: str, backend: str,
     emit({"type": "subtask", "id": job.id, "task": job.task, "event": "done",
           "model": model, "latency_s": latency, "cached": True})
     return result(job, "done", model=model, backend=backend, outputs=outputs,
-                  attempts=len(log), attempt_log=log, latency_s=latency, cached=True)
+                  attempts=len(log), attempt_log=log, latency_s=latency, cached=True,
+                  confidence=confidence)
 
 
 async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict[str, Any]:
@@ -185,7 +222,12 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
         if key is not None:
             hit = await _served_from_cache(job, key, model, backend, store, log, emit, started)
             if hit is not None:
-                return hit
+                reported = hit.get("confidence")
+                confidence = _confidence(
+                    job, task_type, tool, model,
+                    Confidence.model_validate(reported) if reported else None,
+                    hit["outputs"], deps)
+                return hit | {"confidence": confidence and confidence.model_dump(mode="json")}
         context = ToolContext(
             subtask_id=job.id, task=job.task, model=model, artifacts=store,
             expected_latency_s=job.latencies.get(model, 1.0),
@@ -197,6 +239,7 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                 stopped = run_time_limit(job, f"before attempt {len(log) + 1} could start")
                 break
             context.extra["call"] = len(log)
+            context.confidence = None
             emit({"type": "subtask", "id": job.id, "task": job.task, "event": "started",
                   "model": model, "backend": backend, "attempt": len(log) + 1,
                   "streamed": job.key is not None, "at": time.time()})
@@ -239,11 +282,15 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
             emit({"type": "subtask", "id": job.id, "task": job.task, "event": "done",
                   "model": model, "latency_s": latency})
             if key is not None and job.cache is not None:
+                kept = outputs if context.confidence is None else {
+                    **outputs, CONFIDENCE_KEY: context.confidence.model_dump(mode="json")}
                 await in_thread(ResultCache(CacheSettings(**job.cache)).put, key, job.task,
-                                model, backend, outputs, latency)
+                                model, backend, kept, latency)
+            confidence = _confidence(job, task_type, tool, model, context.confidence,
+                                     outputs, deps)
             return result(job, "done", model=model, backend=backend, outputs=outputs,
                            attempts=len(log), attempt_log=log, latency_s=latency,
-                           endpoint=context.endpoint)
+                           endpoint=context.endpoint, **_with_confidence(confidence))
         if stopped is not None:
             break
 

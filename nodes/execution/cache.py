@@ -60,9 +60,9 @@ __all__ = ["CACHE_FILE", "CacheSettings", "ResultCache", "cache_key", "MissingAr
 CACHE_FILE = "cache.sqlite"
 """The cache's file in the workspace, beside ``checkpoints.sqlite``."""
 
-_KEY_VERSION = 1
-"""Part of every key: a change to what a key holds (or to outputs' form) bumps it, so
-old entries are never read as new ones."""
+_KEY_VERSION = 2
+"""Part of every key: a change to what a key holds (or to outputs' form; 2: an entry holds
+the result's confidence too) bumps it, so old entries are never read as new ones."""
 
 _REF_FIELDS = {"artifact_id", "kind", "path", "bytes", "url"}
 """An artifact reference's own fields; the rest (``simulated``, a length) travel along."""

@@ -1,8 +1,10 @@
 """The answer without a responder LLM: what came out of each step, in words.
 
 One line (or paragraph) per planned subtask, in plan order, with a short lead when
-there are several: a done step says what it produced (:mod:`.words`), a failed one says
-why, shortened, and what to do; a skipped one which step it waited for. Small talk (an
+there are several: a done step says what it produced (:mod:`.words`), and when its
+result is uncertain why (the engine was unsure, or it was computed from an uncertain
+step); a failed one says why, shortened, and what to do; a skipped one which step it
+waited for, or that step's result was too unsure to use. Small talk (an
 empty plan) gets a short reply naming what an LLM would add. The answer says once, in
 its last line, that no responder LLM wrote it, and why. Ranking scores, candidates and
 arguments are left to :func:`details` (``--verbose``) and ``--json``.
@@ -80,7 +82,8 @@ def _limits(task: str, model: str | None, backend: str | None) -> str:
                  if card.id == model and card.task == task and card.limits), "")
 
 
-def _done(st: Subtask, result: SubtaskResult, request: str, workspace: str | None) -> str:
+def _done(st: Subtask, result: SubtaskResult, request: str, steps: dict[int, int],
+          plan: dict[int, Subtask], workspace: str | None) -> str:
     outputs = shown_refs(result.outputs, workspace) if workspace else result.outputs
     sentence = say(Finished(
         task=st.task, outputs=outputs, args=st.args, request=request,
@@ -88,9 +91,24 @@ def _done(st: Subtask, result: SubtaskResult, request: str, workspace: str | Non
         probabilities=_probabilities(st.task, result.model, result.backend)))
     if result.cached:
         sentence = _from_cache(sentence)
+    if doubt := _uncertain(result, steps, plan):
+        sentence += f"\n{doubt}"
     if limits := _limits(st.task, result.model, result.backend):
         sentence += f"\nNote: {limits}"
     return sentence
+
+
+def _uncertain(result: SubtaskResult, steps: dict[int, int], plan: dict[int, Subtask]) -> str:
+    """Why a done step's result may be wrong (the engine was unsure, or it was computed
+    from an uncertain step), or "" when nothing says so."""
+    confidence = result.confidence
+    if confidence is None or not confidence.uncertain:
+        return ""
+    why = [confidence.reason] if confidence.reason else []
+    why += [f"computed from the uncertain result of step {steps.get(dep, dep + 1)}"
+            + (f" ({_WHAT.get(plan[dep].task, plan[dep].task)})" if dep in plan else "")
+            for dep in confidence.inherited]
+    return f"Uncertain. {_capital('; '.join(why) or confidence.uncertain)}."
 
 
 def _from_cache(sentence: str) -> str:
@@ -130,6 +148,10 @@ def _failed(st: Subtask, result: SubtaskResult, steps: dict[int, int]) -> str:
     if result.status == "skipped":
         if found := _DEPENDENCY.match(error):
             dep, how = int(found.group(1)), found.group(2)
+            if how == "unusable":
+                why = error.partition(" unusable: ")[2]
+                return (f"{what} was skipped because the result of step "
+                        f"{steps.get(dep, dep + 1)} is too unsure to use: {_short(why)}.")
             return f"{what} was skipped because step {steps.get(dep, dep + 1)} {how}."
         return f"{what} did not run: {_short(error.removeprefix('not run: '))}."
     tried = _TRIED.search(error)
@@ -140,12 +162,12 @@ def _failed(st: Subtask, result: SubtaskResult, steps: dict[int, int]) -> str:
 
 
 def _step(st: Subtask, results: dict[int, SubtaskResult], steps: dict[int, int],
-          request: str, workspace: str | None) -> str:
+          request: str, plan: dict[int, Subtask], workspace: str | None) -> str:
     result = results.get(st.id)
     if result is None:
         return f"{_capital(_WHAT.get(st.task, f'the {st.task} step'))} did not run."
     if result.status == "done":
-        return _done(st, result, request, workspace)
+        return _done(st, result, request, steps, plan, workspace)
     return _failed(st, result, steps)
 
 
@@ -184,7 +206,8 @@ def template_answer(plan: list[Subtask], results: dict[int, SubtaskResult], requ
     ``workspace``: a download URL, or an absolute path); without ``workspace``, by their
     reference's path."""
     steps = {st.id: number for number, st in enumerate(plan, 1)}
-    said = [_step(st, results, steps, request, workspace) for st in plan]
+    by_id = {st.id: st for st in plan}
+    said = [_step(st, results, steps, request, by_id, workspace) for st in plan]
     if len(plan) == 1:
         body = said[0]
     else:
@@ -222,6 +245,8 @@ def details(plan: list[Subtask], selections: dict[int, Selection],
             ran += " from the cache"
         lines.append(f"  {result.status}{ran} in {result.latency_s:.2f} s, "
                      f"{result.attempts} attempt(s)")
+        if (confidence := result.confidence) is not None and confidence.score is not None:
+            lines.append(f"  confidence: {confidence.score:g} ({confidence.measure})")
         for attempt in result.attempt_log:
             if not attempt.ok:
                 lines.append(f"  attempt {attempt.model}: {attempt.error_type}: "

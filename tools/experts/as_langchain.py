@@ -173,6 +173,8 @@ class _Call:
                 outputs[name] = {**out, "file": str(context.artifacts.resolve(out))}
         result = {"task": self.tool.task, "backend": self.tool.backend, "model": model,
                   "outputs": outputs}
+        if context.confidence is not None:  # how sure the engine was, as a run keeps it
+            result["confidence"] = context.confidence.model_dump(mode="json")
         return json.dumps(result, ensure_ascii=False), result
 
     def run(self, **given: Any) -> tuple[str, dict[str, Any]]:

@@ -4,9 +4,10 @@ A tool is registered with :func:`tool` (a decorator) or :func:`register_tool`. I
 schema comes from its signature: the parameters named like the task type's arguments
 receive those arguments (``str`` for text; :class:`~pathlib.Path` for files, already
 resolved inside the workspace), a parameter named ``model`` receives the selected model
-id, and one annotated :class:`ToolContext` receives the run's context (artifact store,
-expected latency). The return annotation is required. A tool returns its task's primary
-output, or a dict of named outputs; files are returned as paths and become artifacts.
+id, and one annotated :class:`ToolContext` (or ``ToolContext | None``) receives the run's
+context (artifact store, expected latency; where a tool reports its confidence). The
+return annotation is required. A tool returns its task's primary output, or a dict of
+named outputs; files are returned as paths and become artifacts.
 
 Example::
 
@@ -28,6 +29,7 @@ from typing import Any, get_type_hints
 from hugginggpt.tools.artifacts import ArtifactStore
 from hugginggpt.tools.errors import ToolDefinitionError
 from hugginggpt.tools.experts.catalog import ModelCard
+from hugginggpt.tools.experts.confidence import Confidence
 from hugginggpt.tools.experts.tasks import TaskType, get_task_type
 
 __all__ = [
@@ -62,6 +64,10 @@ class ToolContext:
     """Set by a tool whose model id does not say where it ran (the ``llm`` backend's
     ``llm/expert``): the endpoint that answered, as endpoints are shown (no secrets).
     The subtask's result names it."""
+    confidence: Confidence | None = None
+    """Set by a tool whose engine says how sure it was (a recogniser's posteriors, OCR
+    scores): the subtask's result carries it, and below the thresholds of
+    :mod:`hugginggpt.tools.experts.confidence` the answer says the result is uncertain."""
 
 
 @dataclass(frozen=True)
@@ -216,7 +222,7 @@ def register_tool(
     for param in signature.parameters.values():
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             accepts_any = True
-        elif hints.get(param.name) is ToolContext:
+        elif hints.get(param.name) in (ToolContext, ToolContext | None):
             context_param = param.name
         elif param.name == "model":
             wants_model = True

@@ -12,11 +12,13 @@ and other languages are beyond it.
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.audio import read_audio, resample, write_wav
 from hugginggpt.tools.errors import ToolExecutionError
+from hugginggpt.tools.experts.confidence import from_speech
 from hugginggpt.tools.experts.lite.engines import (
     ESPEAK,
     POCKETSPHINX,
@@ -30,7 +32,8 @@ from hugginggpt.tools.experts.lite.espeak import Voice
 from hugginggpt.tools.experts.registry import ToolContext
 
 __all__ = ["MAX_SPEECH_CHARS", "WORDS_PER_MINUTE", "VOICE_VARIANT", "voice_for", "speak",
-           "text_to_speech", "transcribe", "automatic_speech_recognition"]
+           "text_to_speech", "transcribe", "transcribe_scored", "Heard",
+           "automatic_speech_recognition"]
 
 MAX_SPEECH_CHARS = 5000
 """Longest text read aloud: about six minutes of speech, within what speech recognition
@@ -110,16 +113,68 @@ def _utterances(pcm: bytes) -> list[bytes]:
 def transcribe(samples: Any, rate: int) -> str:
     """What PocketSphinx hears in mono float32 ``samples`` at ``rate`` Hz (lower-case
     words, no punctuation); an empty string when it hears no word."""
+    return transcribe_scored(samples, rate).text
+
+
+@dataclass(frozen=True)
+class Heard:
+    """A transcript and the two measures of how sure PocketSphinx was."""
+
+    text: str
+    posterior: float | None = None
+    """The mean word posterior (None: no word heard)."""
+    words_per_s: float | None = None
+    """Words heard per second of sound (10 ms frames louder than 5% of the loudest):
+    eSpeak's clear speech gave 2.6-4.4; a tone, overlapping voices or speech sped up
+    gave 0.3-1.4, with high posteriors on the one or two words heard."""
+
+
+def _sounding_s(audio: Any) -> float:
+    """Seconds of the recording that carry sound (10 ms frames whose RMS is over 5% of
+    the loudest frame's), pauses left out."""
+    import numpy as np
+
+    step = SPHINX_RATE // 100
+    frames = audio[: audio.size // step * step].reshape(-1, step)
+    if not frames.size:
+        return 0.0
+    rms = np.sqrt((frames.astype(np.float64) ** 2).mean(axis=1))
+    return float((rms > 0.05 * rms.max()).sum()) / 100
+
+
+def _posteriors(decoder: Any) -> tuple[float, int]:
+    """The words' lattice posteriors summed, each weighted by its frames, and the frames:
+    silences and fillers (``<sil>``, ``[NOISE]``, ``++UH++``) do not count."""
+    weighted, frames = 0.0, 0
+    for segment in decoder.seg():
+        if segment.word[:1] in "<[+":
+            continue
+        length = segment.end_frame - segment.start_frame + 1
+        weighted += min(float(segment.prob), 1.0) * length
+        frames += length
+    return weighted, frames
+
+
+def transcribe_scored(samples: Any, rate: int) -> Heard:
+    """:func:`transcribe` and how sure PocketSphinx was: its mean word posterior, each
+    word's lattice posterior weighted by its length, and the words heard per second of
+    sound (a short hypothesis over long audio gets a high posterior all the same).
+
+    The posteriors are the decoder's own (pocketsphinx 5 ``Decoder.seg()``, already
+    probabilities); the utterance's ``hyp().prob`` multiplies them and shrinks with the
+    length of the speech, so it says nothing comparable across recordings.
+    """
     import numpy as np
 
     audio = np.asarray(resample(np.asarray(samples, dtype=np.float32), rate, SPHINX_RATE))
     if audio.size == 0 or float(np.abs(audio).max()) < _SILENCE:
-        return ""  # the decoder "hears" words in digital silence
+        return Heard("")  # the decoder "hears" words in digital silence
     pad = np.zeros(int(_PAD_S * SPHINX_RATE), dtype=np.float32)
     padded = np.concatenate([pad, audio, pad])
     pcm = (np.clip(padded, -1.0, 1.0) * 32767).astype("<i2").tobytes()
     decoder = sphinx()
     words: list[str] = []
+    weighted, frames, count = 0.0, 0, 0
     with SPHINX_LOCK:
         for piece in _utterances(pcm):
             decoder.start_utt()
@@ -128,18 +183,28 @@ def transcribe(samples: Any, rate: int) -> str:
             hypothesis = decoder.hyp()
             if hypothesis is not None and hypothesis.hypstr.strip():
                 words.append(hypothesis.hypstr.strip())
-    return " ".join(words)
+                more, length = _posteriors(decoder)
+                weighted, frames = weighted + more, frames + length
+                count += len(hypothesis.hypstr.split())
+    sounding = _sounding_s(audio)
+    return Heard(" ".join(words), weighted / frames if frames else None,
+                 count / sounding if sounding and count else None)
 
 
-def automatic_speech_recognition(audio: Path) -> str:
-    """The words PocketSphinx hears in a recording (WAV, FLAC, OGG or MP3), US English.
+def automatic_speech_recognition(audio: Path, ctx: ToolContext | None = None) -> str:
+    """The words PocketSphinx hears in a recording (WAV, FLAC, OGG or MP3), US English;
+    in a run, ``ctx.confidence`` says how sure it was (:func:`transcribe_scored`), and a
+    transcript under the floor is not handed on to later steps.
 
     Raises:
         ToolExecutionError: the file is not readable audio, or no word was heard (an
             empty transcript would pass silence on to the steps that read it).
     """
     samples, rate = read_audio(Path(audio), rate=SPHINX_RATE)
-    text = transcribe(samples, rate)
+    heard = transcribe_scored(samples, rate)
+    text = heard.text
+    if ctx is not None:
+        ctx.confidence = from_speech(heard.posterior, heard.words_per_s)
     if not text:
         raise ToolExecutionError(
             f"{POCKETSPHINX} heard no words in {Path(audio).name} (it recognises US "

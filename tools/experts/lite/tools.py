@@ -10,6 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.errors import ToolExecutionError
+from hugginggpt.tools.experts.confidence import (
+    Confidence,
+    from_cosines,
+    from_lookup,
+    from_ocr,
+    from_vader,
+)
 from hugginggpt.tools.experts.lite.engines import (
     LANGDETECT,
     MINILM_ZERO_SHOT,
@@ -25,11 +32,12 @@ from hugginggpt.tools.experts.lite.engines import (
     textrank,
     vader,
 )
+from hugginggpt.tools.experts.registry import ToolContext
 from hugginggpt.tools.languages import name_of
 
 __all__ = [
     "MAX_TEXT_CHARS", "SUMMA_LANGUAGES", "sentence_similarity", "feature_extraction",
-    "ocr_lines", "image_to_text", "document_question_answering", "sentiment",
+    "ocr_lines", "ocr_scored", "image_to_text", "document_question_answering", "sentiment",
     "detect_language", "summarize", "zero_shot",
 ]
 
@@ -106,6 +114,17 @@ def ocr_lines(image: Path) -> list[str]:
     Raises:
         ToolExecutionError: the image is not a local file or cannot be decoded.
     """
+    return ocr_scored(image)[0]
+
+
+def ocr_scored(image: Path) -> tuple[list[str], Confidence]:
+    """:func:`ocr_lines` and how sure RapidOCR was: its boxes' recognition scores,
+    averaged over the characters read (:func:`~hugginggpt.tools.experts.confidence.
+    from_ocr`).
+
+    Raises:
+        ToolExecutionError: the image is not a local file or cannot be decoded.
+    """
     from rapidocr_onnxruntime.utils.load_image import LoadImageError
 
     path = Path(image)
@@ -119,17 +138,21 @@ def ocr_lines(image: Path) -> list[str]:
             found, _elapsed = ocr_engine()(str(path))
     except LoadImageError as exc:
         raise ToolExecutionError(f"{path.name}: not a readable image: {exc}") from exc
-    return [row for row in _rows(found or []) if row.strip()]
+    scored = [(str(text), float(score)) for _box, text, score in found or [] if str(text).strip()]
+    return [row for row in _rows(found or []) if row.strip()], from_ocr(scored)
 
 
-def image_to_text(image: Path) -> str:
-    """The text read from an image, one row per line, in reading order.
+def image_to_text(image: Path, ctx: ToolContext | None = None) -> str:
+    """The text read from an image, one row per line, in reading order; in a run,
+    ``ctx.confidence`` says how sure RapidOCR was.
 
     Raises:
         ToolExecutionError: no text was found (OCR cannot describe a picture, so an
             empty answer would hide that nothing was read).
     """
-    lines = ocr_lines(image)
+    lines, confidence = ocr_scored(image)
+    if ctx is not None:
+        ctx.confidence = confidence
     if not lines:
         raise ToolExecutionError(
             f"{RAPIDOCR} found no text in {Path(image).name}: it reads text and cannot "
@@ -138,17 +161,20 @@ def image_to_text(image: Path) -> str:
     return "\n".join(lines)
 
 
-def document_question_answering(image: Path, question: str) -> str:
+def document_question_answering(image: Path, question: str,
+                                ctx: ToolContext | None = None) -> str:
     """The document's text line most similar in meaning to the question.
 
     A look-up, not reading comprehension: it finds a labelled value ("Total: 23.48")
-    but cannot count, compute or combine lines.
+    but cannot count, compute or combine lines. In a run, ``ctx.confidence`` is the best
+    line's cosine margin over the next (:func:`~hugginggpt.tools.experts.confidence.
+    from_lookup`), and says so too when the OCR was unsure of a line.
 
     Raises:
         ToolExecutionError: the document has no text, or no line is similar enough.
     """
     question = _checked(question, OCR_LOOKUP)
-    lines = image_to_text(image).splitlines()
+    lines = image_to_text(image, ctx).splitlines()
     vectors = minilm().encode([question, *lines], normalize_embeddings=True)
     similarities = [float(vectors[0] @ v) for v in vectors[1:]]
     best = max(range(len(lines)), key=similarities.__getitem__)
@@ -157,18 +183,26 @@ def document_question_answering(image: Path, question: str) -> str:
             f"{OCR_LOOKUP}: no line of the document relates to the question (closest: "
             f"{lines[best]!r}, similarity {similarities[best]:.2f} < {LOOKUP_MIN_SIMILARITY})"
         )
+    if ctx is not None:
+        ctx.confidence = from_lookup(list(zip(lines, similarities, strict=True)), ctx.confidence)
     return lines[best]
 
 
-def sentiment(text: str) -> list[dict[str, Any]]:
+def sentiment(text: str, ctx: ToolContext | None = None) -> list[dict[str, Any]]:
     """POSITIVE, NEGATIVE and NEUTRAL scores from VADER's compound score.
 
     VADER's own verdict is positive for compound >= 0.05, negative for <= -0.05, else
     neutral. The scores split |compound| against that band (NEUTRAL weighs 0.05), so they
     sum to 1 and the top label is that verdict. VADER's pos/neu/neg word proportions are
-    not used: on plain prose "neu" outweighs even clearly positive reviews.
+    not used for the scores: on plain prose "neu" outweighs even clearly positive
+    reviews. They do say, with |compound|, how much the verdict rests on: in a run,
+    ``ctx.confidence`` marks a weak or mixed verdict uncertain (:func:`~hugginggpt.tools.
+    experts.confidence.from_vader`).
     """
-    compound = float(vader().polarity_scores(_checked(text, VADER))["compound"])
+    scores = vader().polarity_scores(_checked(text, VADER))
+    if ctx is not None:
+        ctx.confidence = from_vader(scores)
+    compound = float(scores["compound"])
     raw = {
         "POSITIVE": max(0.0, compound),
         "NEGATIVE": max(0.0, -compound),
@@ -254,12 +288,15 @@ def _label_list(labels: str) -> list[str]:
     return names
 
 
-def zero_shot(text: str, labels: str) -> list[dict[str, Any]]:
+def zero_shot(text: str, labels: str, ctx: ToolContext | None = None) -> list[dict[str, Any]]:
     """Each label scored by the cosine between the text's MiniLM embedding and
-    "This text is about {label}." (cosines, not probabilities), best first."""
+    "This text is about {label}." (cosines, not probabilities), best first; in a run,
+    ``ctx.confidence`` is the best label's margin over the second."""
     names = _label_list(labels)
     hypotheses = [ZERO_SHOT_TEMPLATE.format(label=name) for name in names]
     vectors = minilm().encode(
         [_checked(text, MINILM_ZERO_SHOT), *hypotheses], normalize_embeddings=True)
-    return _ranked({name: float(vectors[0] @ v)
-                    for name, v in zip(names, vectors[1:], strict=True)})
+    cosines = {name: float(vectors[0] @ v) for name, v in zip(names, vectors[1:], strict=True)}
+    if ctx is not None:
+        ctx.confidence = from_cosines(list(cosines.values()), MINILM_ZERO_SHOT)
+    return _ranked(cosines)
