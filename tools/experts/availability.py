@@ -192,11 +192,12 @@ def availability(task: str, model: str, catalog: Catalog) -> dict[str, bool]:
     return {backend: why is None for backend, why in reasons(task, model, catalog).items()}
 
 
-def download_hint(task: str, catalog: Catalog, mode: str) -> str | None:
+def download_hint(task: str, catalog: Catalog, mode: str,
+                  languages: tuple[str, ...] = ()) -> str | None:
     """With downloads off, when this mode may use the local backend: the catalog's best
-    model for ``task`` that is not cached, the command that downloads it and its size
-    (from the card; nothing touches the network)."""
+    model for ``task`` that is not cached and lists each of ``languages``, the command
+    that downloads it and its size (from the card; nothing touches the network)."""
     known = sorted({t.backend for t in registered_tools()})
     if LOCAL_BACKEND not in backend_order(mode, known):
         return None
-    return _local_download_hint(task, catalog)
+    return _local_download_hint(task, catalog, languages)
