@@ -25,9 +25,9 @@ a choice can be explained:
   latency exceeds B (at most -4); without a budget, -0.3 * log10(1 + latency).
 
 A model that cannot read the subtask's text is not a candidate at all: when the card
-lists languages (not "multilingual") and lingua gives them together less than
-:data:`~hugginggpt.tools.experts.lite.languages.RULE_OUT` of the text's probability
-(``Query.text_languages``), VADER never reads a Spanish review. A text lingua cannot place
+lists languages (not "multilingual") and lingua gives them together much less than the
+text's likeliest language (:func:`~hugginggpt.tools.experts.lite.languages.reads`, on
+``Query.text_languages``): VADER never reads a Spanish review. A text lingua cannot place
 rules nothing out; an unsure one weighs in only through ``language``.
 
 A specialist (a card with ``subjects``, such as the lite face detector) is a candidate only

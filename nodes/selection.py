@@ -190,7 +190,8 @@ def _other_kinds(task: str, catalog: Catalog, backend: str, query: Query,
     that can run do instead ("" when the intent was not the cause)."""
     if intent.kind is None:
         return ""
-    others = rank_candidates(task, catalog, backend, replace(query, intent=None))
+    others = rank_candidates(task, catalog, backend,
+                             replace(query, intent=None, text_languages=()))
     if not others:
         return ""
     kinds = sorted({card_kind(c.card) or "other things" for c in others})

@@ -145,7 +145,6 @@ _register(
     "probabilities. English; made for reviews and social-media posts; no topics, no "
     "sarcasm.",
     license="mit", languages=["en"], size_mb=0.6, latency_s=0.01,
-    limits="VADER reads English only.",
 )
 _register(
     french_sentiment, "text-classification", VADER_FR,
@@ -175,8 +174,6 @@ _register(
     "close languages (Spanish and Catalan, Danish and Norwegian, Indonesian and Malay) "
     "can share the top. Says nothing about sentiment or topic.",
     license="apache-2.0", languages=["multilingual"], size_mb=96, latency_s=0.3,
-    limits="lingua's values are its confidence among the languages it knows; on a few "
-           "words the top value can be low and close languages get confused.",
 )
 _register(
     summarize, "summarization", TEXTRANK,

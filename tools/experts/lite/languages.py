@@ -33,9 +33,11 @@ filters candidates by it; below, the language only weighs in ranking). Its value
 1 over the candidate languages, so 0.5 means the top language outweighs all others
 together; on the benchmark's sentences every answer at or above it was right."""
 
-RULE_OUT = 0.05
-"""Below this share of a text's probability, a model's languages cannot be what the text
-is written in: selection rules the model out (:func:`reads`)."""
+RULE_OUT = 0.25
+"""When a model's languages together get less than this fraction of the likeliest
+language's probability, the text is not written in them: selection rules the model out
+(:func:`reads`). Relative, because lingua spreads its values: a plain English sentence
+can get English 0.6 and French 0.08, a Spanish one Spanish 0.44 and Portuguese 0.41."""
 QUICK_SURE = 0.99
 """The quick pass's top probability from which its answer stands; on the benchmark's
 sentences its answers at 0.95 or more were all right, and wrong ones reached 0.93."""
@@ -135,10 +137,11 @@ def reads(languages: list[str], found: tuple[tuple[str, float], ...] | list[
     """Whether a model whose card lists ``languages`` can read a text whose languages
     lingua found as ``found``: yes for "multilingual" or unlisted languages, or a text
     lingua cannot place; no when the listed languages together get less than
-    :data:`RULE_OUT` (a Spanish review, for English-only VADER)."""
+    :data:`RULE_OUT` times the likeliest language's probability (a Spanish review, for
+    English-only VADER)."""
     if not languages or "multilingual" in languages or not found:
         return True
-    return sum(p for code, p in found if code in languages) >= RULE_OUT
+    return sum(p for code, p in found if code in languages) >= RULE_OUT * found[0][1]
 
 
 def described(found: tuple[tuple[str, float], ...] | list[tuple[str, float]]) -> str:
