@@ -147,7 +147,8 @@ def rank_candidates(
         if not (card and query.target_language
                 and _language_part(card, query.target_language) < 0)  # cannot write it
         if serves_subject(card, query.text)
-        if card is None or reads(card.languages, query.text_languages)  # can read it
+        if card is None or reads(card.source_languages or card.languages,
+                                 query.text_languages)  # can read the text
         if intent_part(card, query.intent) is not None  # answers what was asked
     ]
     described = [card for _, card, _ in runnable if card is not None and card.description]

@@ -18,7 +18,7 @@ from hugginggpt.tools.experts.lite.languages import described, reads
 from hugginggpt.tools.experts.local.hub_cache import is_cached, is_hub_id
 from hugginggpt.tools.languages import name_of
 
-__all__ = ["unreadable", "reading_fix"]
+__all__ = ["unreadable", "reading_fix", "fits"]
 
 
 def _reads_what(card: ModelCard) -> str:
@@ -31,15 +31,20 @@ def _writes(card: ModelCard, language: str | None) -> bool:
     return language is None or language in card.languages or "multilingual" in card.languages
 
 
+def fits(query: Query, card: ModelCard) -> bool:
+    """Whether a model could serve the subtask's text: it reads the text's language
+    (a translation model: translates from it) and writes the target language."""
+    return (_writes(card, query.target_language)
+            and reads(card.source_languages or card.languages, query.text_languages))
+
+
 def reading_fix(task: str, catalog: Catalog, query: Query) -> str | None:
     """The catalog's most downloaded model for ``task`` that reads the text (and writes
     the target language, and answers what was asked), with its size and how to get it;
     None when the catalog has none."""
     likeliest = query.text_languages[0][0] if query.text_languages else None
     for card in sorted(catalog.for_task(task), key=lambda c: -c.downloads):
-        if not (is_hub_id(card.id) and _writes(card, likeliest)
-                and _writes(card, query.target_language)
-                and reads(card.languages, query.text_languages)
+        if not (is_hub_id(card.id) and _writes(card, likeliest) and fits(query, card)
                 and intent_part(card, query.intent) is not None):
             continue
         size = f", {card.size_mb:g} MB" if card.size_mb else ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -23,7 +24,7 @@ from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.intent import Intent, card_kind, read_intent
 from hugginggpt.nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
 from hugginggpt.nodes.ranking import Query, RankedCandidate, rank_candidates
-from hugginggpt.nodes.reading import unreadable
+from hugginggpt.nodes.reading import fits, unreadable
 from hugginggpt.tools.errors import LLMNotConfiguredError
 from hugginggpt.tools.experts.availability import (
     download_hint,
@@ -31,7 +32,7 @@ from hugginggpt.tools.experts.availability import (
     model_cards,
 )
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, Catalog, load_catalog
-from hugginggpt.tools.experts.lite.languages import SURE, confidences, language_of
+from hugginggpt.tools.experts.lite.languages import confidences, language_of
 from hugginggpt.tools.experts.registry import find_tools, run_settings
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.kinds import generated_refs, kind_of_literal
@@ -176,14 +177,6 @@ def _query(subtask: Subtask, request: str, language: str | None, context: Contex
                  intent=intent.kind, text_languages=found), intent
 
 
-def _needs(query: Query) -> tuple[str, ...]:
-    """The languages an advised model must list: the text's, when lingua is sure of it,
-    and a translation's target."""
-    found = query.text_languages
-    sure = (found[0][0],) if found and found[0][1] >= SURE else ()
-    return tuple(dict.fromkeys((*sure, *filter(None, [query.target_language]))))
-
-
 def _other_kinds(task: str, catalog: Catalog, backend: str, query: Query,
                  intent: Intent) -> str:
     """Why no candidate is left when only the intent ruled them out: what the models
@@ -233,7 +226,7 @@ class Selector:
         context, catalog = self.context, self.catalog
         ranked = rank_candidates(subtask.task, catalog, context.backend, query)
         hint = None if context.download not in (None, "no") else download_hint(
-            subtask.task, catalog, context.backend, _needs(query))  # a local model
+            subtask.task, catalog, context.backend, partial(fits, query))  # a local model
         if not ranked and (why := unreadable(subtask.task, catalog, context.backend, query)):
             return Selection(subtask_id=subtask.id, task=subtask.task, model=None,
                              backend=None, reason=f"no model can read the text: {why}")

@@ -32,9 +32,9 @@ from hugginggpt.tools.errors import (
     ToolTimeoutError,
     TransientToolError,
 )
+from hugginggpt.tools.experts.lite.languages import confidences, described, reads
 from hugginggpt.tools.experts.outputs import normalize_outputs
 from hugginggpt.tools.experts.registry import Tool, ToolContext, find_tools
-from hugginggpt.tools.experts.lite.languages import confidences, described, reads
 from hugginggpt.tools.experts.tasks import TaskType, get_task_type
 from hugginggpt.tools.kinds import generated_refs
 from hugginggpt.tools.languages import name_of

@@ -55,8 +55,8 @@ from hugginggpt.tools.experts.lite.engines import (
     minilm,
     text_encoder,
 )
-from hugginggpt.tools.experts.lite.languages import LINGUA
 from hugginggpt.tools.experts.lite.faces import FACE_SUBJECTS, detect_faces
+from hugginggpt.tools.experts.lite.languages import LINGUA
 from hugginggpt.tools.experts.lite.sentiments import (
     SNOWNLP,
     VADER_FR,
@@ -77,9 +77,9 @@ from hugginggpt.tools.experts.lite.tools import (
 )
 from hugginggpt.tools.experts.registry import register_tool
 
-__all__ = ["LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "VADER_FR", "SNOWNLP", "LINGUA",
-           "TEXTRANK", "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES", "minilm",
-           "text_encoder"]
+__all__ = ["LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "VADER_FR", "SNOWNLP",
+           "LINGUA", "TEXTRANK", "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES",
+           "minilm", "text_encoder"]
 
 
 def _register(

@@ -17,7 +17,6 @@ from typing import Any
 
 from hugginggpt.tools.audio import read_audio, resample, write_wav
 from hugginggpt.tools.errors import ToolExecutionError
-from hugginggpt.tools.experts.lite.languages import language_of
 from hugginggpt.tools.experts.lite.engines import (
     ESPEAK,
     POCKETSPHINX,
@@ -27,6 +26,7 @@ from hugginggpt.tools.experts.lite.engines import (
     sphinx,
 )
 from hugginggpt.tools.experts.lite.espeak import Voice
+from hugginggpt.tools.experts.lite.languages import language_of
 from hugginggpt.tools.experts.registry import ToolContext
 
 __all__ = ["MAX_SPEECH_CHARS", "WORDS_PER_MINUTE", "VOICE_VARIANT", "voice_for", "speak",

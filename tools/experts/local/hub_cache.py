@@ -11,6 +11,7 @@ transformers.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, Catalog, ModelCard, load_catalog
@@ -119,15 +120,15 @@ def _card(catalog: Catalog, model_id: str, task: str | None) -> ModelCard | None
     return next((c for t in task_types() if (c := catalog.get(t.name, model_id))), None)
 
 
-def download_hint(task: str, catalog: Catalog, languages: tuple[str, ...] = ()) -> str | None:
+def download_hint(task: str, catalog: Catalog,
+                  fits: Callable[[ModelCard], bool] | None = None) -> str | None:
     """With downloads off: the best catalog model for ``task`` that is not cached and
-    whose card lists each of ``languages`` (a translation's source and target: a model
-    that cannot do the pair is no advice), as the command that gets it and its size
-    from the card (no network)."""
+    ``fits`` (reads the text and writes the target language: a model that cannot do a
+    translation's pair is no advice), as the command that gets it and its size from the
+    card (no network)."""
     cards = sorted((c for c in catalog.for_task(task)
                     if is_hub_id(c.id) and not is_cached(c.id, c.revision)
-                    if all(code in c.languages or "multilingual" in c.languages
-                           for code in languages)),
+                    if fits is None or fits(c)),
                    key=lambda c: -c.downloads)
     if not cards:
         return None
