@@ -155,10 +155,7 @@ def needs_phrase(kind: str, name: str) -> str:
 
 
 def detected_language(text: str) -> str | None:
-    """The likeliest language of a text to translate (None for a text under 12
-    characters, too short to go on)."""
+    """The likeliest language of a text to translate (None when too short to tell)."""
     from hugginggpt.tools.experts.lite.languages import language_of
 
-    if re.search(r"[\u4e00-\u9fff]", text[:200]):  # a few Chinese characters say enough
-        return language_of(text)
-    return language_of(text) if len(text.strip()) >= 12 else None
+    return language_of(text)

@@ -21,7 +21,7 @@ from typing import Any
 from hugginggpt.tools.experts.lite.engines import load_once
 
 __all__ = [
-    "LINGUA", "SURE", "QUICK_SURE", "CLOSE_LOOK", "LINGUA_LANGUAGES", "builder",
+    "LINGUA", "SURE", "MIN_CHARS", "QUICK_SURE", "CLOSE_LOOK", "LINGUA_LANGUAGES", "builder",
     "lingua_detector", "confidences", "language_of", "sure_language", "RULE_OUT", "reads",
     "described",
 ]
@@ -43,6 +43,9 @@ QUICK_SURE = 0.99
 sentences its answers at 0.95 or more were all right, and wrong ones reached 0.93."""
 CLOSE_LOOK = 5
 """How many of the quick pass's likeliest languages the high-accuracy pass compares."""
+MIN_CHARS = 12
+"""Shorter texts get a likeliest language only when lingua is sure (:data:`SURE`):
+"Hello" or "ok" say too little."""
 MAX_CHARS = 2000
 """Characters of a text that are read: enough to tell its language."""
 _ALIASES = {"nb": "no", "nn": "no"}
@@ -114,15 +117,17 @@ def confidences(text: str) -> list[tuple[str, float]]:
 
 def language_of(text: str) -> str | None:
     """The most likely language of ``text`` (ISO 639-1), sure or not; None when there is
-    nothing to go on. For weighing (ranking, a voice, a stemmer), not for ruling out:
-    see :func:`sure_language`."""
+    nothing to go on (no letters, or under :data:`MIN_CHARS` characters and lingua is
+    not sure: "Hello", but not "今日はいい天気ですね", whose script says enough).
+    For weighing (ranking, a voice, a stemmer, a translation's source), not for ruling
+    out: see :func:`reads`."""
     text = text[:MAX_CHARS]
-    if not text.strip():
-        return None
     if _HAN.search(text[:200]) and not _KANA.search(text[:200]):
         return "zh"
     found = confidences(text)
-    return found[0][0] if found else None
+    if not found or len(text.strip()) < MIN_CHARS and found[0][1] < SURE:
+        return None
+    return found[0][0]
 
 
 def sure_language(text: str) -> str | None:
