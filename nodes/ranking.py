@@ -27,7 +27,8 @@ a choice can be explained:
 A model that cannot read the subtask's text is not a candidate at all: when the card
 lists languages (not "multilingual") and lingua gives them together much less than the
 text's likeliest language (:func:`~hugginggpt.tools.experts.lite.languages.reads`, on
-``Query.text_languages``): VADER never reads a Spanish review. A text lingua cannot place
+``Query.text_languages``, left empty for a text of a word or two): VADER never reads a
+Spanish review. A text lingua cannot place
 rules nothing out; an unsure one weighs in only through ``language``.
 
 A specialist (a card with ``subjects``, such as the lite face detector) is a candidate only

@@ -32,7 +32,7 @@ from hugginggpt.tools.experts.availability import (
     model_cards,
 )
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, Catalog, load_catalog
-from hugginggpt.tools.experts.lite.languages import confidences, language_of
+from hugginggpt.tools.experts.lite.languages import evidence, language_of
 from hugginggpt.tools.experts.registry import find_tools, run_settings
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.kinds import generated_refs, kind_of_literal
@@ -170,7 +170,7 @@ def _query(subtask: Subtask, request: str, language: str | None, context: Contex
     intent = read_intent(request, subtask.task, texts,
                          task_type.description if task_type else subtask.task,
                          model_cards(subtask.task, catalog))
-    found = tuple(confidences(" ".join(texts))) if texts else ()
+    found = evidence(" ".join(texts)) if texts else ()
     return Query(text=intent.clause, language=language_of(" ".join(texts)) or language,
                  latency_budget_s=context.latency_budget_s,
                  target_language=subtask.args.get("tgt_lang") or None,

@@ -32,7 +32,7 @@ from hugginggpt.tools.errors import (
     ToolTimeoutError,
     TransientToolError,
 )
-from hugginggpt.tools.experts.lite.languages import confidences, described, reads
+from hugginggpt.tools.experts.lite.languages import described, evidence, reads
 from hugginggpt.tools.experts.outputs import normalize_outputs
 from hugginggpt.tools.experts.registry import Tool, ToolContext, find_tools
 from hugginggpt.tools.experts.tasks import TaskType, get_task_type
@@ -161,7 +161,9 @@ def unreadable_by(job: Job, task_type: TaskType, args: dict[str, Any]) -> dict[s
     if not text.strip() or all(not langs or "multilingual" in langs
                                for langs in job.languages.values()):
         return {}
-    found = confidences(text)
+    found = evidence(text)
+    if not found:
+        return {}
     return {model: f"{model} reads {', '.join(name_of(c) for c in langs)} only; the text "
                    f"is {described(found)}"
             for model, langs in job.languages.items() if not reads(langs, found)}

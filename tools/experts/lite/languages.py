@@ -21,7 +21,8 @@ from typing import Any
 from hugginggpt.tools.experts.lite.engines import load_once
 
 __all__ = [
-    "LINGUA", "SURE", "MIN_CHARS", "QUICK_SURE", "CLOSE_LOOK", "LINGUA_LANGUAGES", "builder",
+    "LINGUA", "SURE", "MIN_CHARS", "EVIDENCE_CHARS", "evidence", "QUICK_SURE", "CLOSE_LOOK",
+    "LINGUA_LANGUAGES", "builder",
     "lingua_detector", "confidences", "language_of", "sure_language", "RULE_OUT", "reads",
     "described",
 ]
@@ -46,6 +47,10 @@ CLOSE_LOOK = 5
 MIN_CHARS = 12
 """Shorter texts get a likeliest language only when lingua is sure (:data:`SURE`):
 "Hello" or "ok" say too little."""
+EVIDENCE_CHARS = 20
+"""Characters of an alphabetic text below which its detection rules no model out: on a
+word or two lingua can be sure and wrong ("independent": Portuguese 0.65)."""
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 MAX_CHARS = 2000
 """Characters of a text that are read: enough to tell its language."""
 _ALIASES = {"nb": "no", "nn": "no"}
@@ -128,6 +133,16 @@ def language_of(text: str) -> str | None:
     if not found or len(text.strip()) < MIN_CHARS and found[0][1] < SURE:
         return None
     return found[0][0]
+
+
+def evidence(text: str) -> tuple[tuple[str, float], ...]:
+    """The text's languages as :func:`confidences` gives them, when the text is long
+    enough to rule a model out by them (:data:`EVIDENCE_CHARS`; a few Chinese, Japanese
+    or Korean characters are), else ``()``: selection then only weighs the language."""
+    text = text[:MAX_CHARS]
+    if len(text.strip()) < EVIDENCE_CHARS and not _CJK.search(text[:200]):
+        return ()
+    return tuple(confidences(text))
 
 
 def sure_language(text: str) -> str | None:
