@@ -8,9 +8,13 @@ where langdetect called Dutch Afrikaans and Chinese Korean. Its confidence value
 "ok"), where langdetect says 1.0 even when wrong.
 
 It is restricted to the project's languages (:data:`LINGUA_LANGUAGES`: those of
-:mod:`hugginggpt.tools.languages` that lingua knows, Norwegian as Bokmål and Nynorsk):
-all 75 take about 6 s and 0.9 GB at the first detection; this set loads on demand, each
-language's models when a text first needs them (the benchmark prints the figures).
+:mod:`hugginggpt.tools.languages` that lingua knows, Norwegian as Bokmål and Nynorsk,
+and Malay). In lingua's high-accuracy mode a first detection over them loads every
+language of the text's script: about 7 s and 0.8 GB for a Latin-script text, on every
+run that tells a language. So a quick pass in low-accuracy mode (trigrams only: 0.3 s and
+70 MB) settles the texts it is sure of, and only a close call is looked at again in high
+accuracy, among the quick pass's few likeliest languages (:func:`confidences`);
+``benchmarks/language_id.py`` prints the figures.
 """
 
 from __future__ import annotations
@@ -23,16 +27,16 @@ from hugginggpt.tools.experts.lite.engines import load_once
 __all__ = [
     "LINGUA", "SURE", "MIN_CHARS", "EVIDENCE_CHARS", "evidence", "QUICK_SURE", "CLOSE_LOOK",
     "LINGUA_LANGUAGES", "builder",
-    "lingua_detector", "confidences", "language_of", "sure_language", "RULE_OUT", "reads",
+    "lingua_detector", "confidences", "language_of", "RULE_OUT", "reads",
     "described",
 ]
 
 LINGUA = "lite/lingua"
 SURE = 0.6
-"""lingua's top confidence at or above which a detection is taken as known (selection
-filters candidates by it; below, the language only weighs in ranking). Its values sum to
-1 over the candidate languages, so 0.5 means the top language outweighs all others
-together; on the benchmark's sentences every answer at or above it was right."""
+"""lingua's top confidence at or above which its answer is told as the language ("this
+text is Spanish") rather than as the likeliest few with their values, and a short text
+gets a language at all. On the benchmark's sentences every answer at or above it was
+right (at 0.5, one was not: Malay told as Indonesian at 0.51)."""
 
 RULE_OUT = 0.25
 """When a model's languages together get less than this fraction of the likeliest
@@ -143,13 +147,6 @@ def evidence(text: str) -> tuple[tuple[str, float], ...]:
     if len(text.strip()) < EVIDENCE_CHARS and not _CJK.search(text[:200]):
         return ()
     return tuple(confidences(text))
-
-
-def sure_language(text: str) -> str | None:
-    """The language of ``text`` when lingua is sure of it (top probability >=
-    :data:`SURE`), else None: too short, mixed, or between close languages."""
-    found = confidences(text)
-    return found[0][0] if found and found[0][1] >= SURE else None
 
 
 def reads(languages: list[str], found: tuple[tuple[str, float], ...] | list[
