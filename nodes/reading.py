@@ -22,7 +22,8 @@ __all__ = ["unreadable", "reading_fix", "fits"]
 
 
 def _reads_what(card: ModelCard) -> str:
-    names = [name_of(code) for code in card.languages]
+    """"English only", "English and Chinese only"."""
+    names = [name_of(code) for code in card.source_languages or card.languages]
     return " and ".join(names) + " only" if len(names) < 3 else ", ".join(names) + " only"
 
 
@@ -57,8 +58,9 @@ def reading_fix(task: str, catalog: Catalog, query: Query) -> str | None:
 
 
 def unreadable(task: str, catalog: Catalog, backend: str, query: Query) -> str | None:
-    """Why no candidate is left when only the text's language ruled them out ("" parts
-    joined into one sentence with the fix), or None when the language was not the cause."""
+    """Why no candidate is left, when the text's language ruled out every model that
+    could otherwise run ("this text is Spanish; lite/vader-sentiment reads English
+    only"), with the fix; None when the language was not the cause."""
     if not query.text_languages:
         return None
     others = rank_candidates(task, catalog, backend, replace(query, text_languages=()))
