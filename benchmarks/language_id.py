@@ -11,9 +11,11 @@ pairs that trip detectors (Dutch/Afrikaans, Spanish/Portuguese/Catalan,
 Danish/Norwegian/Swedish, Chinese/Japanese/Korean, Indonesian/Malay, Russian/Ukrainian,
 Czech/Slovak). Rows:
 
-- ``langdetect``: its 55 profiles, seed 0 (as the project ran it before);
+- ``langdetect``: its 55 profiles, seed 0 (as the project ran it before; the project no
+  longer depends on it, so the row needs ``pip install langdetect``);
 - ``lingua-project``: lingua restricted to the project's languages
   (:data:`hugginggpt.tools.experts.lite.languages.LINGUA_LANGUAGES`), what the project uses;
+- ``lingua-low``, ``lingua-high``: lingua over the project's languages in one mode;
 - ``lingua-all``: lingua with all its 75 languages (the cost of more).
 
 Printed per row: accuracy, accuracy of the answers the engine is sure of (lingua: top
@@ -27,6 +29,7 @@ Run: ``python benchmarks/language_id.py`` (about a minute).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import subprocess
@@ -138,7 +141,8 @@ def run(engine: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", nargs="*",
-                        default=["langdetect", "lingua-project", "lingua-all"])
+                        default=["langdetect", "lingua-project", "lingua-low", "lingua-high",
+                                 "lingua-all"])
     parser.add_argument("--wrong", action="store_true", help="list each wrong answer")
     args = parser.parse_args(argv)
     from hugginggpt.tools.experts.lite.languages import SURE
@@ -150,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{'first':>7} {'peak MB':>8}")
     scores: dict[str, float] = {}
     for engine in args.engines:
+        if engine == "langdetect" and importlib.util.find_spec("langdetect") is None:
+            print("langdetect      not installed (the project no longer depends on it): "
+                  "pip install 'langdetect>=1.0.9,<2' to compare")
+            continue
         found = run(engine)
         rows = found["rows"]
         right = sum(got == expected for expected, _, got, _ in rows)
@@ -167,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
             confidences = [p for _, _, got, p in rows]
             print(f"    top probability: median {statistics.median(confidences):.2f}, "
                   f"lowest {min(confidences):.2f}")
+    if not scores:
+        return 1
     best = max(scores, key=scores.__getitem__)
     print(f"verdict: {best} is the most accurate ({scores[best]:.0%})")
     return 0
