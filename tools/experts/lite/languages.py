@@ -26,6 +26,7 @@ from hugginggpt.tools.experts.lite.engines import load_once
 
 __all__ = [
     "LINGUA", "SURE", "MIN_CHARS", "EVIDENCE_CHARS", "evidence", "QUICK_SURE", "CLOSE_LOOK",
+    "ALWAYS_LOOKED",
     "LINGUA_LANGUAGES", "builder",
     "lingua_detector", "confidences", "language_of", "RULE_OUT", "reads",
     "described",
@@ -48,6 +49,11 @@ QUICK_SURE = 0.99
 sentences its answers at 0.95 or more were all right, and wrong ones reached 0.93."""
 CLOSE_LOOK = 5
 """How many of the quick pass's likeliest languages the high-accuracy pass compares."""
+ALWAYS_LOOKED = ("en",)
+"""Languages every close look compares too. The quick pass can be far off on plain
+English ("The striker scored twice in the last ten minutes of the final": Bokmål 0.98,
+English 0.00, sixth), and most models read only English: a close look without it would
+rule them all out."""
 MIN_CHARS = 12
 """Shorter texts get a likeliest language only when lingua is sure (:data:`SURE`):
 "Hello" or "ok" say too little."""
@@ -107,7 +113,8 @@ def confidences(text: str) -> list[tuple[str, float]]:
 
     A quick pass over all :data:`LINGUA_LANGUAGES` in low-accuracy mode settles most
     texts (top >= :data:`QUICK_SURE`); otherwise its :data:`CLOSE_LOOK` most likely
-    languages are looked at again in high-accuracy mode, whose values are returned: the
+    languages, and :data:`ALWAYS_LOOKED`, are looked at again in high-accuracy mode,
+    whose values are returned: the
     close calls (Spanish or Catalan, Danish or Norwegian) get lingua's best, without
     loading every language's full models (all of them: about 7 s and 0.8 GB).
     """
@@ -116,8 +123,9 @@ def confidences(text: str) -> list[tuple[str, float]]:
         return []
     found = [(c, p) for c, p in _scored(lingua_detector(), text) if p > 0]
     if found and found[0][1] < QUICK_SURE:
-        found = [(c, p) for c, p in _scored(
-            _close_look(tuple(sorted(c for c, _ in found[:CLOSE_LOOK]))), text) if p > 0]
+        looked = {c for c, _ in found[:CLOSE_LOOK]} | set(ALWAYS_LOOKED)
+        found = [(c, p) for c, p in _scored(_close_look(tuple(sorted(looked))), text)
+                 if p > 0]
     merged: dict[str, float] = {}
     for code, p in found:
         merged[_ALIASES.get(code, code)] = merged.get(_ALIASES.get(code, code), 0.0) + p
