@@ -152,7 +152,7 @@ def test_a_long_text_after_a_colon_is_masked_but_a_question_after_it_stays():
 
 def test_a_sentiment_question_gets_a_sentiment_model_on_lite_and_auto(local_cached):
     lite = _ranked(SENTIMENT_REQUEST, REVIEW, "lite")
-    assert [c.model for c in lite] == [VADER]  # langdetect is not even a fallback
+    assert [c.model for c in lite] == [VADER]  # the language detector is not even a fallback
     assert lite[0].parts["intent"] == 2.0
     auto = _ranked(SENTIMENT_REQUEST, REVIEW, "auto")
     assert auto[0].model == DISTILBERT and auto[0].backend == "local"
