@@ -56,6 +56,7 @@ from hugginggpt.nodes.execution.attempts import run_job
 from hugginggpt.nodes.execution.board import Board
 from hugginggpt.nodes.execution.jobs import Job
 from hugginggpt.tools.experts.lite import engines as lite
+from hugginggpt.tools.experts.lite import languages as lite_languages
 from hugginggpt.tools.experts.lite import tools as lite_tools
 from hugginggpt.tools.experts.registry import run_settings
 
@@ -94,8 +95,8 @@ def _store(loader: Any) -> list[Any] | None:
     return store if isinstance(store, list) else None
 
 
-LOADERS = {name: store for name in lite.__all__
-           if (store := _store(getattr(lite, name))) is not None}
+LOADERS = {name: store for module in (lite, lite_languages) for name in module.__all__
+           if (store := _store(getattr(module, name))) is not None}
 """The lite engines' ``load_once`` loaders by name, with their stores."""
 
 
@@ -132,10 +133,11 @@ class Management:
         """Where the tools look their models up: the loader names in the lite tools and
         engines modules, and the local cache's entry point, release and uncached loader."""
         self._uncached = local_models._load_uncached
-        timed = {name: self._timed(getattr(lite, name), store)
+        timed = {name: self._timed(getattr(lite_languages, name, None)
+                                   or getattr(lite, name), store)
                  for name, store in LOADERS.items()}
         with ExitStack() as stack:
-            for module in (lite, lite_tools):
+            for module in (lite, lite_tools, lite_languages):
                 for name in LOADERS:
                     if hasattr(module, name):
                         stack.enter_context(mock.patch.object(module, name, timed[name]))
@@ -212,14 +214,14 @@ def build_tiny_model(folder: Path) -> Path:
 
 
 def engines(workspace: Path, tiny_model: Path) -> list[Engine]:
-    """The rows, in the order they run: langdetect before summa, whose tool detects the
+    """The rows, in the order they run: lingua before summa, whose tool detects the
     language first; MiniLM similarity before zero-shot, which reuses its model."""
     image = str(draw_receipt(workspace / "receipt.png"))
     return [
         Engine("VADER", "text-classification", lite.VADER, lite.LITE_BACKEND,
                {"text": REVIEW}, lambda o: top_label(o) == "POSITIVE", "vader"),
-        Engine("langdetect", "text-classification", lite.LANGDETECT, lite.LITE_BACKEND,
-               {"text": FRENCH}, lambda o: top_label(o) == "fr", "language_detector"),
+        Engine("lingua", "text-classification", lite_languages.LINGUA, lite.LITE_BACKEND,
+               {"text": FRENCH}, lambda o: top_label(o) == "fr", "lingua_detector"),
         Engine("summa TextRank", "summarization", lite.TEXTRANK, lite.LITE_BACKEND,
                {"text": ARTICLE}, lambda o: 0 < len(o.get("text", "")) < len(ARTICLE),
                "textrank"),

@@ -20,7 +20,7 @@ The commands:
   from spawn to exit; warm is ``main(["--help"])`` again in a process that has run it.
 - the trivial offline request ``hugginggpt run 'Is "what a lovely morning" positive or
   negative?'``: cold is a new process each time, after one untimed run that fills the
-  tree's caches (the bank's vectors or langdetect's table; reported as "first run");
+  tree's caches (the bank's vectors; reported as "first run");
   warm is the same request again in one process (what the API or a server sees).
   Phases: ``imports`` (the interpreter, the CLI and the ``run`` command's modules), and
   ``plan``, ``select``, ``execute``, ``respond`` from the run's progress lines (each
@@ -275,8 +275,7 @@ def table(before: dict, after: dict, repeat: int) -> str:
               f"| the command as typed, CPU time | {before['typed_cpu']:.2f} | "
               f"{after['typed_cpu']:.2f} | - | - |"]
     lines += ["", f"first run with an empty cache: before {before['first']:.2f} s, after "
-              f"{after['first']:.2f} s (a tree's first run also writes its bytecode, and "
-              "after writes langdetect's table to its cache folder)",
+              f"{after['first']:.2f} s (a tree's first run also writes its bytecode)",
               f"heavy modules loaded by the request: before {before['heavy'] or 'none'}, "
               f"after {after['heavy'] or 'none'}",
               "load average (1, 5, 15 min) at the end: "

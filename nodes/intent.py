@@ -18,10 +18,10 @@ What is hand-written, and what comes from the cards:
   back to a sentiment model), :data:`INTENT_TASKS`, the words that start a negation, a
   question or an instruction, and a few stop words;
 - from the cards: a card's kind is the kind whose stems its id and description use most,
-  outside negated phrases (langdetect's card "says nothing about sentiment"); and a kind's
-  cue words grow by the words of the descriptions' first sentences (what the model does)
-  that two or more cards of that kind share and no card of another kind uses (with the
-  shipped cards, "neutral" for sentiment);
+  outside negated phrases (the language detector's card "says nothing about
+  sentiment"); and a kind's cue words grow by the words of the descriptions' first
+  sentences (what the model does) that two or more cards of that kind share and no
+  card of another kind uses (with the shipped cards, "neutral" for sentiment);
 - a kind counts only when some card of the task type has it or a related kind:
   "keyword" means nothing for a text classifier, but an emotion question keeps the
   sentiment models (and loses the language detector) where no card does emotion.

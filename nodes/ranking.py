@@ -24,6 +24,13 @@ a choice can be explained:
 - ``latency``: with a latency budget B, -2 * (latency - B) / B when the card's expected
   latency exceeds B (at most -4); without a budget, -0.3 * log10(1 + latency).
 
+A model that cannot read the subtask's text is not a candidate at all: when the card
+lists languages (not "multilingual") and lingua gives them together much less than the
+text's likeliest language (:func:`~hugginggpt.tools.experts.lite.languages.reads`, on
+``Query.text_languages``, left empty for a text of a word or two): VADER never reads a
+Spanish review. A text lingua cannot place
+rules nothing out; an unsure one weighs in only through ``language``.
+
 A specialist (a card with ``subjects``, such as the lite face detector) is a candidate only
 when the subtask's clause of the request uses one of its words: a request for the cars in
 a photo never gets a face detector, not even as a fallback.
@@ -46,9 +53,11 @@ from hugginggpt.tools.experts.availability import backend_order
 from hugginggpt.tools.experts.availability import runnable as runnable_models
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.lite.engines import embed
+from hugginggpt.tools.experts.lite.languages import reads
 from hugginggpt.tools.experts.registry import ANY_TASK, registered_tools
 
 __all__ = ["Query", "RankedCandidate", "focus", "rank_candidates", "serves_subject"]
+
 
 @dataclass(frozen=True)
 class Query:
@@ -62,6 +71,9 @@ class Query:
     intent: str | None = None
     """For the classification task types: the kind of answer the request asks for
     (``sentiment``, ``language``, ...; :mod:`hugginggpt.nodes.intent`)."""
+    text_languages: tuple[tuple[str, float], ...] = ()
+    """The subtask's own text's languages by lingua, ``(code, probability)`` most likely
+    first; empty when it has no literal text (or none lingua can place)."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +148,8 @@ def rank_candidates(
         if not (card and query.target_language
                 and _language_part(card, query.target_language) < 0)  # cannot write it
         if serves_subject(card, query.text)
+        if card is None or reads(card.source_languages or card.languages,
+                                 query.text_languages)  # can read the text
         if intent_part(card, query.intent) is not None  # answers what was asked
     ]
     described = [card for _, card, _ in runnable if card is not None and card.description]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -23,6 +24,7 @@ from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.intent import Intent, card_kind, read_intent
 from hugginggpt.nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
 from hugginggpt.nodes.ranking import Query, RankedCandidate, rank_candidates
+from hugginggpt.nodes.reading import fits, unreadable
 from hugginggpt.tools.errors import LLMNotConfiguredError
 from hugginggpt.tools.experts.availability import (
     download_hint,
@@ -30,7 +32,7 @@ from hugginggpt.tools.experts.availability import (
     model_cards,
 )
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, Catalog, load_catalog
-from hugginggpt.tools.experts.lite.engines import language_of
+from hugginggpt.tools.experts.lite.languages import evidence, language_of
 from hugginggpt.tools.experts.registry import find_tools, run_settings
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.kinds import generated_refs, kind_of_literal
@@ -168,10 +170,11 @@ def _query(subtask: Subtask, request: str, language: str | None, context: Contex
     intent = read_intent(request, subtask.task, texts,
                          task_type.description if task_type else subtask.task,
                          model_cards(subtask.task, catalog))
+    found = evidence(" ".join(texts)) if texts else ()
     return Query(text=intent.clause, language=language_of(" ".join(texts)) or language,
                  latency_budget_s=context.latency_budget_s,
                  target_language=subtask.args.get("tgt_lang") or None,
-                 intent=intent.kind), intent
+                 intent=intent.kind, text_languages=found), intent
 
 
 def _other_kinds(task: str, catalog: Catalog, backend: str, query: Query,
@@ -180,7 +183,8 @@ def _other_kinds(task: str, catalog: Catalog, backend: str, query: Query,
     that can run do instead ("" when the intent was not the cause)."""
     if intent.kind is None:
         return ""
-    others = rank_candidates(task, catalog, backend, replace(query, intent=None))
+    others = rank_candidates(task, catalog, backend,
+                             replace(query, intent=None, text_languages=()))
     if not others:
         return ""
     kinds = sorted({card_kind(c.card) or "other things" for c in others})
@@ -222,7 +226,10 @@ class Selector:
         context, catalog = self.context, self.catalog
         ranked = rank_candidates(subtask.task, catalog, context.backend, query)
         hint = None if context.download not in (None, "no") else download_hint(
-            subtask.task, catalog, context.backend)  # how to get a local model
+            subtask.task, catalog, context.backend, partial(fits, query))  # a local model
+        if not ranked and (why := unreadable(subtask.task, catalog, context.backend, query)):
+            return Selection(subtask_id=subtask.id, task=subtask.task, model=None,
+                             backend=None, reason=f"no model can read the text: {why}")
         if not ranked:
             return Selection(
                 subtask_id=subtask.id, task=subtask.task, model=None, backend=None,

@@ -181,9 +181,9 @@ def test_the_answer_for_each_task_type(task, outputs, args, model, backend, requ
 
 
 @pytest.mark.parametrize(("labels", "model", "backend", "said"), [
-    ([{"label": "fr", "score": 0.9999957}], "lite/langdetect", "lite",
+    ([{"label": "fr", "score": 0.9999957}], "lite/lingua", "lite",
      "The text is in French (100%)."),
-    ([{"label": "zh-cn", "score": 0.857}, {"label": "ko", "score": 0.142}], "lite/langdetect",
+    ([{"label": "zh-cn", "score": 0.857}, {"label": "ko", "score": 0.142}], "lite/lingua",
      "lite", "The text is in Chinese (86%); maybe Korean (14%)."),
     ([{"label": "joy", "score": 0.9132}, {"label": "surprise", "score": 0.05}],
      "j-hartmann/emotion-english-distilroberta-base", "local", "The text expresses joy (91%)."),
@@ -358,13 +358,13 @@ def test_details_show_candidates_and_scores_rounded():
         subtask_id=0, task="text-classification", model="lite/vader-sentiment",
         backend="lite", reason="top-ranked on lite (score 2.41 vs 2.20)",
         candidates=[Candidate(model="lite/vader-sentiment", backend="lite", score=2.4123456789),
-                    Candidate(model="lite/langdetect", backend="lite", score=2.2012345678)])}
+                    Candidate(model="lite/lingua", backend="lite", score=2.2012345678)])}
     results = {0: SubtaskResult(id=0, task="text-classification", status="done",
                                 model="lite/vader-sentiment", backend="lite", attempts=1,
                                 latency_s=0.0812, outputs={"labels": [
                                     {"label": "POSITIVE", "score": 0.9412}]})}
     shown = details(plan, selections, results)
-    assert "candidates: lite/vader-sentiment (lite) 2.41, lite/langdetect (lite) 2.20" in shown
+    assert "candidates: lite/vader-sentiment (lite) 2.41, lite/lingua (lite) 2.20" in shown
     assert "done by lite/vader-sentiment (lite) in 0.08 s, 1 attempt(s)" in shown
     answer = template_answer(plan, results, "", [])
     assert answer == "The text is positive (94%)."  # no scores of the ranking, no model

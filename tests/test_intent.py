@@ -20,7 +20,8 @@ from hugginggpt.nodes.ranking import Query, rank_candidates
 from hugginggpt.nodes.select import signature
 from hugginggpt.tools.experts.availability import model_cards
 from hugginggpt.tools.experts.catalog import load_catalog
-from hugginggpt.tools.experts.lite import LANGDETECT, VADER
+from hugginggpt.tools.experts.lite import LINGUA, VADER
+from hugginggpt.tools.experts.lite.languages import confidences
 from hugginggpt.tools.experts.registry import Tool
 from hugginggpt.tools.experts.tasks import get_task_type
 from tests.conftest import run
@@ -30,10 +31,11 @@ SENTIMENT_REQUEST = f"Is this review positive or negative? '{REVIEW}'"
 DUTCH = "Dit is een mooie dag"
 LANGUAGE_REQUEST = f"Which language is '{DUTCH}'?"
 DUTCH_LONG = "Ik heb gisteren een heel goed boek gelezen over de geschiedenis van Nederland."
-"""Long enough for langdetect to tell Dutch from Afrikaans."""
+"""A longer Dutch text."""
 SENTIMENT_LABELS = {"POSITIVE", "NEGATIVE", "NEUTRAL"}
 DISTILBERT = "distilbert/distilbert-base-uncased-finetuned-sst-2-english"
 CARDIFF = "cardiffnlp/twitter-roberta-base-sentiment-latest"
+MULTILINGUAL = "lxyuan/distilbert-base-multilingual-cased-sentiments-student"
 EMOTION = "test-org/emotion-english"
 
 
@@ -54,7 +56,7 @@ def _ranked(request: str, text: str, backend: str, catalog=None,
                          model_cards(task, catalog))
     return rank_candidates(task, catalog, backend, Query(
         text=intent.clause, language="en" if task == "text-classification" else None,
-        intent=intent.kind))
+        intent=intent.kind, text_languages=tuple(confidences(" ".join(texts)))))
 
 
 @pytest.fixture
@@ -72,7 +74,7 @@ def test_the_shipped_cards_say_what_kind_of_classifier_they_are():
     catalog = load_catalog()
     kinds = {c.id: card_kind(c) for c in model_cards("text-classification", catalog)}
     assert kinds[VADER] == kinds[DISTILBERT] == kinds[CARDIFF] == "sentiment"
-    assert kinds[LANGDETECT] == "language"  # its card "says nothing about sentiment"
+    assert kinds[LINGUA] == "language"  # its card "says nothing about sentiment"
     assert kinds["llm/expert"] == "sentiment"  # "no topics or languages"
     audio = {c.id: card_kind(c) for c in model_cards("audio-classification", catalog)}
     assert audio == {"superb/wav2vec2-base-superb-ks": "keyword",
@@ -150,11 +152,11 @@ def test_a_long_text_after_a_colon_is_masked_but_a_question_after_it_stays():
 
 def test_a_sentiment_question_gets_a_sentiment_model_on_lite_and_auto(local_cached):
     lite = _ranked(SENTIMENT_REQUEST, REVIEW, "lite")
-    assert [c.model for c in lite] == [VADER]  # langdetect is not even a fallback
+    assert [c.model for c in lite] == [VADER]  # the language detector is not even a fallback
     assert lite[0].parts["intent"] == 2.0
     auto = _ranked(SENTIMENT_REQUEST, REVIEW, "auto")
     assert auto[0].model == DISTILBERT and auto[0].backend == "local"
-    assert LANGDETECT not in {c.model for c in auto}
+    assert LINGUA not in {c.model for c in auto}
     assert {card_kind(c.card) for c in auto} == {"sentiment"}
 
 
@@ -165,10 +167,10 @@ def test_an_emotion_question_keeps_the_sentiment_model_but_not_the_language_dete
 
 
 def test_a_language_question_gets_the_language_detector_on_lite_and_auto(local_cached):
-    assert [c.model for c in _ranked(LANGUAGE_REQUEST, DUTCH, "lite")] == [LANGDETECT]
+    assert [c.model for c in _ranked(LANGUAGE_REQUEST, DUTCH, "lite")] == [LINGUA]
     # local sentiment models come first in auto's order, but do not answer the question
     auto = _ranked(LANGUAGE_REQUEST, DUTCH, "auto")
-    assert [(c.model, c.backend) for c in auto] == [(LANGDETECT, "lite")]
+    assert [(c.model, c.backend) for c in auto] == [(LINGUA, "lite")]
 
 
 def test_an_emotion_question_gets_an_emotion_model_when_the_catalog_has_one(tmp_path):
@@ -211,7 +213,7 @@ def test_a_sentiment_and_a_language_question_get_two_models(compiled, make_conte
     assert signature(subtasks[0]) == signature(subtasks[1])  # without the intent: one group
     out = run(compiled, make_context(plan=plan, backend="lite", offline=True), request=request)
     chosen = out["selections"]
-    assert (chosen[0].model, chosen[1].model) == (VADER, LANGDETECT)
+    assert (chosen[0].model, chosen[1].model) == (VADER, LINGUA)
     assert not chosen[1].reason.startswith("same choice")
     assert "the request asks for language ('language')" in chosen[1].reason
     mood, language = out["results"][0], out["results"][1]
@@ -236,7 +238,7 @@ def test_no_model_of_the_kind_asked_for_says_what_the_others_do(compiled, make_c
     assert selection.reason.startswith(
         "no model can run text-classification with backend 'dry-run' (the request asks "
         "for language ('language'); the text-classification models that can run here ("
-        f"{DISTILBERT}, {CARDIFF}) do sentiment; ")
+        f"{DISTILBERT}, {CARDIFF}, {MULTILINGUAL}) do sentiment; ")
 
 
 def test_a_pasted_100_kb_text_changes_neither_the_choice_nor_the_time(

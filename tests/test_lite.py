@@ -16,15 +16,17 @@ from hugginggpt.tools.experts import ToolExecutionError, load_catalog, registere
 from hugginggpt.tools.experts.lite import (
     ESPEAK,
     HAAR_FACES,
-    LANGDETECT,
+    LINGUA,
     LITE_BACKEND,
     MINILM,
     MINILM_ZERO_SHOT,
     OCR_LOOKUP,
     POCKETSPHINX,
     RAPIDOCR,
+    SNOWNLP,
     TEXTRANK,
     VADER,
+    VADER_FR,
     engines,
 )
 from hugginggpt.tools.experts.lite import tools as lite_tools
@@ -190,12 +192,18 @@ def test_zero_shot_ranks_the_label_the_text_is_about():
         lite_tools.zero_shot("anything", " , ")
 
 
-def test_langdetect_tells_french_from_english_deterministically():
+def test_lingua_tells_languages_apart_and_reports_how_sure_it_is():
     french = lite_tools.detect_language("Bonjour, je voudrais réserver une table pour deux ce soir.")
     english = lite_tools.detect_language("Hello, I would like to book a table for two tonight.")
     assert french[0]["label"] == "fr" and english[0]["label"] == "en"
     assert french[0]["score"] > 0.9
-    short = "pasta al forno"  # ambiguous: unseeded langdetect answers differently run to run
+    dutch = lite_tools.detect_language("Dit is een mooie dag om te fietsen")  # langdetect: af
+    assert dutch[0]["label"] == "nl", dutch
+    chinese = lite_tools.detect_language("这本书非常有意思")  # langdetect: ko
+    assert chinese[0]["label"] == "zh", chinese
+    hola = lite_tools.detect_language("Hola")  # too short to tell: said so, not 100%
+    assert hola[0]["score"] < 0.6 and sum(d["score"] for d in hola) <= 1.0001, hola
+    short = "pasta al forno"
     assert all(lite_tools.detect_language(short) == lite_tools.detect_language(short) for _ in range(5))
     with pytest.raises(ToolExecutionError, match="cannot tell the language"):
         lite_tools.detect_language("12345 !!! 678")
@@ -253,7 +261,7 @@ def test_the_models_benchmark_fails_an_engine_loaded_again(tmp_path):
 EXPECTED = {
     "image-to-text": [RAPIDOCR],
     "document-question-answering": [OCR_LOOKUP],
-    "text-classification": [VADER, LANGDETECT],
+    "text-classification": [VADER, VADER_FR, SNOWNLP, LINGUA],
     "summarization": [TEXTRANK],
     "zero-shot-classification": [MINILM_ZERO_SHOT],
     "sentence-similarity": [MINILM],
@@ -294,7 +302,7 @@ def test_selection_in_lite_mode_picks_the_lite_engines(task):
 
 @pytest.mark.parametrize(("request_text", "first"), [
     ("Is this review positive or negative?", VADER),
-    ("Which language is this letter written in?", LANGDETECT),
+    ("Which language is this letter written in?", LINGUA),
 ])
 def test_the_cards_steer_text_classification_to_the_engine_that_fits(request_text, first):
     task = get_task_type("text-classification")
@@ -302,7 +310,7 @@ def test_the_cards_steer_text_classification_to_the_engine_that_fits(request_tex
     query = Query(text=f"{task.description} | request: {request_text}", language="en")
     ranked = rank_candidates(task.name, load_catalog(), LITE_BACKEND, query)
     assert [c.model for c in ranked][0] == first
-    assert {c.model for c in ranked} == {VADER, LANGDETECT}
+    assert {c.model for c in ranked} == {VADER, LINGUA, VADER_FR, SNOWNLP}
 
 
 def test_keywords_are_not_offered_as_named_entities():
@@ -329,10 +337,11 @@ def test_ocr_then_sentiment_through_the_graph(compiled, make_context, llm_server
     assert _words(ocr.outputs["text"]) == _words(" ".join(REVIEW))
     assert mood.outputs["labels"][0]["label"] == "NEGATIVE"
 
-    # vader and langdetect both classify text: "review" asks for sentiment, so langdetect
-    # is not even a fallback (it would answer "en")
+    # vader and lingua both classify text: "review" asks for sentiment, so lingua is not
+    # even a fallback (it would answer "en"); the text is not known at selection, so the
+    # French and Chinese sentiment engines are (at execution they cannot read it)
     selection = out["selections"][1]
-    assert [c.model for c in selection.candidates] == [VADER]
+    assert [c.model for c in selection.candidates] == [VADER, SNOWNLP, VADER_FR]
     assert "the request asks for sentiment ('review')" in selection.reason
     digest = llm_server.calls("responder")[0]["messages"][-1]["content"]
     assert RAPIDOCR in digest and VADER in digest and "NEGATIVE" in digest

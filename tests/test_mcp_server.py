@@ -34,7 +34,9 @@ def test_an_mcp_client_lists_the_experts_and_calls_one(tmp_path: Path):
 
     tools = {t.name: t for t in got["tools"]}
     assert set(tools) == {"lite_text-classification_vader-sentiment",
-                          "lite_text-classification_langdetect"}
+                          "lite_text-classification_vader-sentiment-fr",
+                          "lite_text-classification_snownlp-sentiment-zh",
+                          "lite_text-classification_lingua"}
     schema = tools["lite_text-classification_vader-sentiment"].input_schema
     assert schema["type"] == "object" and schema["required"] == ["text"]
     assert "VADER" in (tools["lite_text-classification_vader-sentiment"].description or "")

@@ -25,7 +25,7 @@ import pytest
 from hugginggpt.nodes.planning.bank import load_bank
 from hugginggpt.nodes.planning.reading import FILE_RE, unquote_files
 from hugginggpt.nodes.planning.validation import validate_plan
-from hugginggpt.tools.experts.lite.engines import language_of
+from hugginggpt.tools.experts.lite.languages import language_of
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
 from hugginggpt.tools.kinds import generated_refs, kind_of_literal
 

@@ -10,7 +10,7 @@ import pytest
 from hugginggpt.nodes.ranking import Query, rank_candidates
 from hugginggpt.tools.experts.availability import backend_order
 from hugginggpt.tools.experts.catalog import load_catalog
-from hugginggpt.tools.experts.lite.engines import language_of
+from hugginggpt.tools.experts.lite.languages import language_of
 from tests.conftest import run
 
 

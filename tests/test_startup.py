@@ -193,58 +193,24 @@ def test_the_llm_error_module_does_not_load_openai(tmp_path):
     assert "openai" not in loaded
 
 
-LANGUAGE_TEXTS = [
-    "what a lovely morning, is it positive?", "Quelle belle matinée, n'est-ce pas ?",
-    "Was für ein schöner Morgen heute", "¿Qué hermosa mañana, verdad?",
-    "今日はとても良い朝ですね", "Questa è una bella giornata di sole", "Это хорошее утро",
-]
-
-
-def _detections(factory) -> list[list[tuple[str, float]]]:
-    from langdetect import DetectorFactory
-
-    DetectorFactory.seed = 0
-    found = []
-    for text in LANGUAGE_TEXTS:
-        detector = factory.create()
-        detector.append(text)
-        found.append([(lang.lang, lang.prob) for lang in detector.get_probabilities()])
-    return found
-
-
-def test_langdetects_profiles_come_from_the_cache_with_the_same_answers(tmp_path, monkeypatch):
-    """langdetect's own loading, then the table written to the cache folder, then read
-    back from it (a new factory each time): the same languages with the same
-    probabilities, to the last bit."""
-    from langdetect import DetectorFactory, detector_factory
-
-    from hugginggpt.tools.experts.lite.profiles import Profiles, profile_table
-
-    monkeypatch.setenv("HUGGINGGPT_CACHE_DIR", str(tmp_path))
-    theirs = DetectorFactory()
-    theirs.load_profile(detector_factory.PROFILES_DIRECTORY)
-    answers = []
-    for _ in range(2):  # the first fills the cache, the second reads it
-        ours = DetectorFactory()
-        ours.langlist, ours.word_lang_prob_map = profile_table(ours)
-        answers.append(_detections(ours))
-    table = ours.word_lang_prob_map
-    assert isinstance(table, Profiles)  # read from the cache
-    assert [f.suffix for f in (tmp_path / "langdetect").iterdir()] == [".sqlite"]
-    assert ours.langlist == theirs.langlist
-    assert answers[0] == answers[1] == _detections(theirs)
-    assert len(table) == len(theirs.word_lang_prob_map)
-    gram = next(iter(theirs.word_lang_prob_map))
-    assert table[gram] == theirs.word_lang_prob_map[gram] and "no such gram" not in table
-
-    blocked = tmp_path / "blocked"  # a cache folder that cannot be made: langdetect's own
-    blocked.write_text("a file where the folder would be")
-    monkeypatch.setenv("HUGGINGGPT_CACHE_DIR", str(blocked / "cache"))
-    plain = DetectorFactory()
-    plain.langlist, plain.word_lang_prob_map = profile_table(plain)
-    assert isinstance(plain.word_lang_prob_map, dict) and _detections(plain) == answers[0]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocked", "langdetect"]
-    assert [found[0][0] for found in answers[1]] == ["en", "fr", "de", "es", "ja", "it", "ru"]
+def test_lingua_reads_a_plain_english_request_in_its_quick_pass_alone(tmp_path):
+    """The trivial offline request's language is settled by lingua's low-accuracy pass:
+    no language's high-accuracy models are loaded (all of them: about 7 s and 0.8 GB);
+    a close call loads only the few languages it compares."""
+    code = (
+        "import time\n"
+        "from hugginggpt.tools.experts.lite import languages\n"
+        "looked = []\n"
+        "close_look = languages._close_look\n"
+        "languages._close_look = lambda codes: looked.append(codes) or close_look(codes)\n"
+        "assert languages.language_of('Is what a lovely morning positive or negative?') == 'en'\n"
+        "assert looked == [], looked\n"
+        "assert languages.language_of('Dit is een mooie dag om te fietsen') == 'nl'\n"
+        "assert len(looked) == 1 and len(looked[0]) <= languages.CLOSE_LOOK + 1, looked\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
 
 
 DEFERRED_AWAY = ("langsmith.types.run", "langgraph_sdk.client", "httpx",
@@ -253,7 +219,7 @@ DEFERRED_AWAY = ("langsmith.types.run", "langgraph_sdk.client", "httpx",
 """What the command's trivial offline run never imports: the two deferred package
 initialisers' imports, huggingface_hub's download and error modules (httpx), NumPy
 and what needs it (the embedding model, which cue words make unneeded here; the
-checkpoints' store, which no LLM call opens; langdetect's table, read from SQLite),
+checkpoints' store, which no LLM call opens),
 and the served graph."""
 
 

@@ -287,7 +287,7 @@ def test_an_edited_plan_runs_instead_and_a_broken_one_is_shown_back(page: Any):
     _status(page, "completed")
     picture = page.locator("#plan-picture svg").text_content()
     assert "text-classification" in picture and "sentence-similarity" not in picture
-    assert "English" in page.inner_text("#response")  # langdetect ran on the new text
+    assert "English" in page.inner_text("#response")  # lingua ran on the new text
 
 
 def test_a_rejected_plan_ends_with_the_reason(page: Any):

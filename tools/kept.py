@@ -1,7 +1,6 @@
 """Arrays computed once and kept in the per-user cache folder
 (:func:`hugginggpt.tools.env.cache_dir`): the example bank's vectors and MiniLM's
-laid-out weights (langdetect's profile table is kept in SQLite instead:
-:mod:`hugginggpt.tools.experts.lite.profiles`).
+laid-out weights.
 
 Each is ``<name>.npy`` (and, when it has one, its index as ``<name>.json``) under a
 folder of its own, named by a key over whatever it was computed from, so a changed input

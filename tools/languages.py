@@ -15,7 +15,7 @@ NAMES: dict[str, str] = {
     "ko": "Korean", "ar": "Arabic", "hi": "Hindi", "tr": "Turkish", "pl": "Polish",
     "sv": "Swedish", "da": "Danish", "no": "Norwegian", "fi": "Finnish", "ro": "Romanian",
     "el": "Greek", "cs": "Czech", "uk": "Ukrainian", "vi": "Vietnamese", "id": "Indonesian",
-    "he": "Hebrew", "hu": "Hungarian", "th": "Thai", "ca": "Catalan",
+    "he": "Hebrew", "hu": "Hungarian", "th": "Thai", "ca": "Catalan", "ms": "Malay",
     "af": "Afrikaans", "bg": "Bulgarian", "bn": "Bengali", "cy": "Welsh", "et": "Estonian",
     "fa": "Persian", "gu": "Gujarati", "hr": "Croatian", "kn": "Kannada", "lt": "Lithuanian",
     "lv": "Latvian", "mk": "Macedonian", "ml": "Malayalam", "mr": "Marathi", "ne": "Nepali",

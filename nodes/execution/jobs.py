@@ -42,6 +42,9 @@ class Job:
     latency_scale: float
     max_models: int
     latencies: dict[str, float] = field(default_factory=dict)
+    languages: dict[str, list[str]] = field(default_factory=dict)
+    """The languages each candidate's card lists (none: it reads any): a text known only
+    at execution (``<GENERATED>-k``) goes to a candidate that can read it."""
     fetch: dict[str, Any] = field(default_factory=dict)
     """:class:`~hugginggpt.tools.fetch.FetchLimits` fields for URL inputs."""
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -115,6 +118,8 @@ def make_jobs(state: State, context: Context, board: str, deadline: float) -> li
             retries=context.subtask_retries, backoff_s=context.retry_backoff_s,
             latency_scale=context.dry_run_latency_scale,
             max_models=context.max_models_per_subtask, latencies=latencies,
+            languages={c["model"]: list(cards[c["model"]].languages)
+                       for c in candidates if c["model"] in cards},
             fetch={"max_bytes": int(context.max_download_mb * 1024 * 1024),
                    "timeout_s": context.download_timeout_s,
                    "allow_private": context.allow_private_urls},

@@ -157,8 +157,7 @@ def needs_phrase(kind: str, name: str) -> str:
 
 
 def detected_language(text: str) -> str | None:
-    from hugginggpt.tools.experts.lite.engines import language_of
+    """The likeliest language of a text to translate (None when too short to tell)."""
+    from hugginggpt.tools.experts.lite.languages import language_of
 
-    if re.search(r"[\u4e00-\u9fff]", text[:200]):
-        return "zh"
-    return language_of(text[:2000])
+    return language_of(text)

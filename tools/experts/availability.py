@@ -7,6 +7,8 @@ and from the tools themselves (engines shipped in packages bring their own cards
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
 from hugginggpt.tools.experts.llm import LLM_BACKEND, unavailable_reason
@@ -192,11 +194,12 @@ def availability(task: str, model: str, catalog: Catalog) -> dict[str, bool]:
     return {backend: why is None for backend, why in reasons(task, model, catalog).items()}
 
 
-def download_hint(task: str, catalog: Catalog, mode: str) -> str | None:
+def download_hint(task: str, catalog: Catalog, mode: str,
+                  fits: Callable[[ModelCard], bool] | None = None) -> str | None:
     """With downloads off, when this mode may use the local backend: the catalog's best
-    model for ``task`` that is not cached, the command that downloads it and its size
-    (from the card; nothing touches the network)."""
+    model for ``task`` that is not cached and ``fits`` the subtask, the command that
+    downloads it and its size (from the card; nothing touches the network)."""
     known = sorted({t.backend for t in registered_tools()})
     if LOCAL_BACKEND not in backend_order(mode, known):
         return None
-    return _local_download_hint(task, catalog)
+    return _local_download_hint(task, catalog, fits)

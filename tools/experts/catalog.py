@@ -50,6 +50,10 @@ class ModelCard(BaseModel):
     """For a specialist (a face detector): the words a request uses for what it serves
     (``face``, ``people``, ...). Selection offers it only to a subtask whose request says
     one of them; empty for a general model."""
+    source_languages: list[str] = Field(default_factory=list)
+    """For translation: the languages it translates from, when not all of ``languages``
+    (T5 lists en, fr, de and ro but translates only from English). Selection reads a
+    text's language against these (or ``languages``)."""
     limits: str = ""
     """Where the model's output falls short (a robotic voice, a small vocabulary): the
     response tells the user whenever the model ran."""

@@ -11,8 +11,9 @@ Registered here:
 - ``image-to-text``: ``lite/rapidocr`` (OCR; reads text, does not caption pictures).
 - ``document-question-answering``: ``lite/rapidocr-minilm`` (OCR, then the text line
   most similar to the question; a look-up, not reasoning).
-- ``text-classification``: ``lite/vader-sentiment`` (sentiment) and ``lite/langdetect``
-  (language identification).
+- ``text-classification``: ``lite/vader-sentiment`` (English sentiment), the sentiment
+  engines of other languages (:mod:`.sentiments`) and ``lite/lingua`` (language
+  identification, :mod:`.languages`).
 - ``summarization``: ``lite/summa-textrank`` (extractive TextRank).
 - ``zero-shot-classification``: ``lite/minilm-zero-shot`` (embedding similarity).
 - ``sentence-similarity`` and ``feature-extraction``: all-MiniLM-L6-v2.
@@ -43,7 +44,6 @@ from hugginggpt.tools.experts.catalog import ModelCard
 from hugginggpt.tools.experts.lite.engines import (
     ESPEAK,
     HAAR_FACES,
-    LANGDETECT,
     LITE_BACKEND,
     MINILM,
     MINILM_ZERO_SHOT,
@@ -56,6 +56,13 @@ from hugginggpt.tools.experts.lite.engines import (
     text_encoder,
 )
 from hugginggpt.tools.experts.lite.faces import FACE_SUBJECTS, detect_faces
+from hugginggpt.tools.experts.lite.languages import LINGUA
+from hugginggpt.tools.experts.lite.sentiments import (
+    SNOWNLP,
+    VADER_FR,
+    chinese_sentiment,
+    french_sentiment,
+)
 from hugginggpt.tools.experts.lite.speech import automatic_speech_recognition, text_to_speech
 from hugginggpt.tools.experts.lite.tools import (
     SUMMA_LANGUAGES,
@@ -70,9 +77,9 @@ from hugginggpt.tools.experts.lite.tools import (
 )
 from hugginggpt.tools.experts.registry import register_tool
 
-__all__ = ["LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "LANGDETECT",
-           "TEXTRANK", "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES", "minilm",
-           "text_encoder"]
+__all__ = ["LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "VADER_FR", "SNOWNLP",
+           "LINGUA", "TEXTRANK", "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES",
+           "minilm", "text_encoder"]
 
 
 def _register(
@@ -140,13 +147,33 @@ _register(
     license="mit", languages=["en"], size_mb=0.6, latency_s=0.01,
 )
 _register(
-    detect_language, "text-classification", LANGDETECT,
-    "Language identification only: langdetect (port of Google's language-detection; "
-    "naive Bayes over character n-grams) tells which of 55 languages a text is written "
-    "in. Labels are ISO 639-1 codes (en, fr, zh-cn, ...) with probabilities; "
-    "deterministic (seed 0). Needs a sentence or more; says nothing about sentiment or "
-    "topic.",
-    license="apache-2.0", languages=["multilingual"], size_mb=2.3, latency_s=0.02,
+    french_sentiment, "text-classification", VADER_FR,
+    "Sentiment only: VADER with a French lexicon (vaderSentiment-fr package) classifies "
+    "how a French text feels: POSITIVE / NEGATIVE / NEUTRAL, split from its compound "
+    "score like English VADER's; not calibrated probabilities. French only; fails "
+    "rather than guess when no word of the text is in its lexicon.",
+    license="mit", languages=["fr"], size_mb=0.8, latency_s=0.01,
+    limits="French VADER is a lexicon: words it does not know count for nothing, and it "
+           "misses sarcasm.",
+)
+_register(
+    chinese_sentiment, "text-classification", SNOWNLP,
+    "Sentiment only: snownlp's naive Bayes classifier, trained on Chinese product "
+    "reviews (model shipped in the snownlp package), gives the probability that a "
+    "Chinese text is positive: POSITIVE / NEGATIVE, no neutral class. Chinese only.",
+    license="mit", languages=["zh"], size_mb=37, latency_s=0.01,
+    limits="snownlp has no neutral class (a plain statement leans one way) and was "
+           "trained on product reviews.",
+)
+_register(
+    detect_language, "text-classification", LINGUA,
+    "Language identification only: lingua (lingua-language-detector; character n-gram "
+    "models shipped in the wheel, made for short texts) tells which of 54 languages a "
+    "text is written in. Labels are ISO 639-1 codes (en, fr, zh, ...) with lingua's "
+    "confidence values, which sum to 1 and stay low when a text is too short to tell; "
+    "close languages (Spanish and Catalan, Danish and Norwegian, Indonesian and Malay) "
+    "can share the top. Says nothing about sentiment or topic.",
+    license="apache-2.0", languages=["multilingual"], size_mb=96, latency_s=0.3,
 )
 _register(
     summarize, "summarization", TEXTRANK,
@@ -154,7 +181,7 @@ _register(
     "about a quarter of them (1 to 5), word for word and in their original order; it "
     "never rewrites or shortens a sentence. Texts too short or too disconnected for "
     "TextRank get their first sentences. Stemming for 16 languages (detected with "
-    "langdetect), English otherwise.",
+    "lingua), English otherwise.",
     license="mit", languages=sorted(SUMMA_LANGUAGES), size_mb=0.6, latency_s=0.1,
 )
 _register(
@@ -169,7 +196,7 @@ _register(
     text_to_speech, "text-to-speech", ESPEAK,
     "Text to speech with eSpeak NG (formant synthesis; libespeak-ng and its voice data "
     "ship in the espeakng-loader package): reads a text aloud in about 100 languages, the "
-    "voice chosen from the text's language (langdetect; US English when it cannot tell), "
+    "voice chosen from the text's language (lingua; US English when it cannot tell), "
     "as a 22 kHz mono WAV. Intelligible but robotic, flat intonation; foreign names and "
     "mixed-language text are mispronounced.",
     license="gpl-3.0", languages=["multilingual"], size_mb=20, latency_s=0.2,

@@ -4,7 +4,7 @@ Every engine is loaded on first use, even when threads race to it; importing thi
 module loads nothing. Besides the tools (:mod:`.tools`, :mod:`.speech` for eSpeak NG and
 PocketSphinx, :mod:`.faces` for OpenCV's face cascade), model selection and the example
 bank use MiniLM embeddings (:func:`embed`; :func:`text_encoder`, MiniLM without torch)
-and langdetect (:func:`language_of`).
+and lingua (:mod:`.languages`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from hugginggpt.tools.errors import ToolExecutionError
 from hugginggpt.tools.threads import loading_model
 
 __all__ = [
-    "LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "LANGDETECT", "TEXTRANK",
+    "LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "TEXTRANK",
     "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES", "load_once", "minilm",
-    "ocr_engine", "vader", "language_detector", "textrank", "espeak", "sphinx",
-    "face_cascade", "text_encoder", "embed", "language_of", "OCR_LOCK", "SUMMA_LOCK", "SPHINX_LOCK",
+    "ocr_engine", "vader", "textrank", "espeak", "sphinx",
+    "face_cascade", "text_encoder", "embed", "OCR_LOCK", "SUMMA_LOCK", "SPHINX_LOCK",
     "FACE_LOCK", "SPHINX_RATE",
 ]
 
@@ -34,7 +34,6 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 RAPIDOCR = "lite/rapidocr"
 OCR_LOOKUP = "lite/rapidocr-minilm"
 VADER = "lite/vader-sentiment"
-LANGDETECT = "lite/langdetect"
 TEXTRANK = "lite/summa-textrank"
 MINILM_ZERO_SHOT = "lite/minilm-zero-shot"
 ESPEAK = "lite/espeak-ng"
@@ -100,28 +99,6 @@ def vader() -> Any:
     from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
     return SentimentIntensityAnalyzer()
-
-
-@load_once
-def language_detector() -> Any:
-    """langdetect's module with its 55 language profiles loaded and a fixed seed.
-
-    langdetect samples n-grams at random; seed 0 makes the same text always get the same
-    answer. The profiles are loaded here, under the loader's lock, because langdetect's
-    own lazy loading is not thread-safe. Reading them from langdetect's 55 JSON files
-    takes 0.6 s of CPU; the table they make is kept in the cache folder and read from
-    there as the detector asks (:mod:`.profiles`).
-    """
-    from langdetect import DetectorFactory, detector_factory
-
-    from hugginggpt.tools.experts.lite.profiles import profile_table
-
-    DetectorFactory.seed = 0
-    if detector_factory._factory is None:  # what init_factory would load, from the cache
-        factory = DetectorFactory()
-        factory.langlist, factory.word_lang_prob_map = profile_table(factory)
-        detector_factory._factory = factory
-    return detector_factory
 
 
 OCR_LOCK = threading.Lock()
@@ -211,16 +188,3 @@ def embed(texts: list[str]) -> list[list[float]]:
         while len(_embeddings) > EMBEDDING_CACHE_SIZE:
             _embeddings.popitem(last=False)
         return found
-
-
-def language_of(text: str) -> str | None:
-    """The ISO 639-1 code of the text's language, or None when it cannot be told (too
-    short, or no letters to go on)."""
-    if len(text.strip()) < 12:
-        return None
-    from langdetect.lang_detect_exception import LangDetectException
-
-    try:
-        return str(language_detector().detect(text)).split("-")[0]
-    except LangDetectException:
-        return None

@@ -2,7 +2,7 @@
 PocketSphinx, both offline on the data their wheels ship.
 
 eSpeak NG is a formant synthesiser: intelligible in about 100 languages, and robotic.
-The voice follows the text's language (langdetect); English is read in US English, the
+The voice follows the text's language (lingua); English is read in US English, the
 accent the recogniser knows. PocketSphinx is a 2010s HMM recogniser for US English with
 a general trigram language model: on eSpeak's voice it gets some sentences word for word
 and garbles others (``benchmarks/speech_wer.py`` measures it), and names, accents, noise
@@ -25,10 +25,10 @@ from hugginggpt.tools.experts.lite.engines import (
     SPHINX_LOCK,
     SPHINX_RATE,
     espeak,
-    language_of,
     sphinx,
 )
 from hugginggpt.tools.experts.lite.espeak import Voice
+from hugginggpt.tools.experts.lite.languages import language_of
 from hugginggpt.tools.experts.registry import ToolContext
 
 __all__ = ["MAX_SPEECH_CHARS", "WORDS_PER_MINUTE", "VOICE_VARIANT", "voice_for", "speak",
@@ -56,7 +56,7 @@ piece by piece: one utterance of minutes makes the search slow and the guesses w
 
 
 def voice_for(text: str, language: str | None = None) -> Voice:
-    """The eSpeak NG voice for ``language`` (default: the text's language by langdetect,
+    """The eSpeak NG voice for ``language`` (default: the text's language by lingua,
     else US English); English is read in US English, the accent PocketSphinx knows.
 
     Raises:

@@ -18,7 +18,6 @@ from hugginggpt.tools.experts.confidence import (
     from_vader,
 )
 from hugginggpt.tools.experts.lite.engines import (
-    LANGDETECT,
     MINILM_ZERO_SHOT,
     OCR_LOCK,
     OCR_LOOKUP,
@@ -26,12 +25,12 @@ from hugginggpt.tools.experts.lite.engines import (
     SUMMA_LOCK,
     TEXTRANK,
     VADER,
-    language_detector,
     minilm,
     ocr_engine,
     textrank,
     vader,
 )
+from hugginggpt.tools.experts.lite.languages import LINGUA, confidences, language_of
 from hugginggpt.tools.experts.registry import ToolContext
 from hugginggpt.tools.languages import name_of
 
@@ -45,6 +44,8 @@ MAX_TEXT_CHARS = 100_000
 """Longest text a lite engine accepts: TextRank's graph grows with the square of the
 sentence count."""
 MAX_LABELS = 50
+MAX_LANGUAGES = 5
+"""Languages a detection lists: the rest share what little probability is left."""
 ZERO_SHOT_TEMPLATE = "This text is about {label}."
 LOOKUP_MIN_SIMILARITY = 0.25
 """Below this cosine, no document line relates to the question: fail rather than guess."""
@@ -57,7 +58,7 @@ _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 SUMMA_LANGUAGES = {code: name_of(code).lower() for code in (
     "ar", "da", "de", "en", "es", "fi", "fr", "hu", "it", "nl", "no", "pl", "pt", "ro", "ru",
     "sv")}
-"""langdetect codes of the languages summa has a stemmer for -> summa's names for them."""
+"""Codes of the languages summa has a stemmer for -> summa's names for them."""
 
 
 def _checked(text: str, engine: str) -> str:
@@ -213,27 +214,24 @@ def sentiment(text: str, ctx: ToolContext | None = None) -> list[dict[str, Any]]
 
 
 def detect_language(text: str) -> list[dict[str, Any]]:
-    """The languages langdetect finds, as ISO 639-1 codes with probabilities.
+    """The text's likeliest languages by lingua, as ISO 639-1 codes with lingua's
+    confidence values (they sum to 1 over the languages compared; a short or ambiguous
+    text gets a low top value, reported as it is), at most :data:`MAX_LANGUAGES`.
 
     Raises:
         ToolExecutionError: the text has no letters to go on (digits, punctuation).
     """
-    from langdetect.lang_detect_exception import LangDetectException
-
-    try:
-        found = language_detector().detect_langs(_checked(text, LANGDETECT))
-    except LangDetectException as exc:
-        raise ToolExecutionError(f"{LANGDETECT} cannot tell the language: {exc}") from exc
-    return _ranked({lang.lang: float(lang.prob) for lang in found})
+    found = confidences(_checked(text, LINGUA))
+    if not found:
+        raise ToolExecutionError(
+            f"{LINGUA} cannot tell the language: the text has no words to go on")
+    return _ranked(dict(found[:MAX_LANGUAGES]))
 
 
 def _summa_language(text: str) -> str:
     """summa's name for the text's language, English when unknown or unsupported."""
-    try:
-        code = detect_language(text[:2000])[0]["label"]
-    except ToolExecutionError:
-        return "english"
-    return SUMMA_LANGUAGES.get(code, "english")
+    code = language_of(text)
+    return SUMMA_LANGUAGES.get(code or "en", "english")
 
 
 def _unwrapped(text: str) -> str:

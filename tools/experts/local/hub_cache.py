@@ -11,6 +11,7 @@ transformers.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, Catalog, ModelCard, load_catalog
@@ -119,11 +120,15 @@ def _card(catalog: Catalog, model_id: str, task: str | None) -> ModelCard | None
     return next((c for t in task_types() if (c := catalog.get(t.name, model_id))), None)
 
 
-def download_hint(task: str, catalog: Catalog) -> str | None:
-    """With downloads off: the best catalog model for ``task`` that is not cached, as the
-    command that gets it and its size from the card (no network)."""
+def download_hint(task: str, catalog: Catalog,
+                  fits: Callable[[ModelCard], bool] | None = None) -> str | None:
+    """With downloads off: the best catalog model for ``task`` that is not cached and
+    ``fits`` (reads the text and writes the target language: a model that cannot do a
+    translation's pair is no advice), as the command that gets it and its size from the
+    card (no network)."""
     cards = sorted((c for c in catalog.for_task(task)
-                    if is_hub_id(c.id) and not is_cached(c.id, c.revision)),
+                    if is_hub_id(c.id) and not is_cached(c.id, c.revision)
+                    if fits is None or fits(c)),
                    key=lambda c: -c.downloads)
     if not cards:
         return None
