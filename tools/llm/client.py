@@ -34,6 +34,15 @@ from hugginggpt.tools.errors import (
     LLMCredentialsError,
     LLMNotConfiguredError,
 )
+from hugginggpt.tools.llm.breaker import (
+    BREAKER,
+    Down,
+    LLMNotAnsweringError,
+    bounded_timeout,
+    not_answered,
+    refuse_if_down,
+    run_key,
+)
 from hugginggpt.tools.llm.config import (
     NOT_CONFIGURED_HELP,
     ConfigError,
@@ -45,6 +54,7 @@ from hugginggpt.tools.llm.config import (
 from hugginggpt.tools.llm.credentials import api_key, hf_token, missing_credentials
 from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall, recorded_reply, recorded_request, request_digest
+from hugginggpt.tools.llm.retries import backoff_s, retryable, tries_per_endpoint
 from hugginggpt.tools.llm.router import ROUTER
 from hugginggpt.tools.llm.settings import LLMSettings
 from hugginggpt.tools.redact import install_log_redaction, redact
@@ -104,11 +114,10 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
     )
 
 
-def _client(endpoint: Endpoint, settings: LLMSettings, several: bool) -> BaseChatModel:
-    retries = endpoint.max_retries
-    if retries is None:  # with somewhere else to go, fail over rather than retry
-        retries = 0 if several else settings.llm_max_retries
-    return _build(endpoint, endpoint.timeout_s or settings.llm_timeout_s, retries)
+def _client(endpoint: Endpoint, timeout_s: float) -> BaseChatModel:
+    # no retries inside the client: they are the loop's in complete(), which stops at
+    # an endpoint that does not answer (the client would wait out the timeout again)
+    return _build(endpoint, timeout_s, 0)
 
 
 def _probe(endpoint: Endpoint) -> None:
@@ -240,24 +249,22 @@ def _without(config: RoutingConfig, role: Role, missing: dict[str, str], digest:
 
 # ------------------------------------------------------------------ the call
 
-_TRIES_PER_ENDPOINT = 2
-
-
-def _attempts(config: RoutingConfig, role: str, need: int,
-              cheapest: bool = False) -> Iterator[Endpoint]:
-    """The endpoints to try for one call, in turn. ``least-busy`` and ``lowest-latency``
+def _attempts(config: RoutingConfig, role: str, need: int, tries: Callable[[Endpoint], int],
+              run: str | None, cheapest: bool = False) -> Iterator[Endpoint]:
+    """The endpoints to try for one call, in turn, leaving out those that did not
+    answer (:mod:`~hugginggpt.tools.llm.breaker`). ``least-busy`` and ``lowest-latency``
     rank again after each failure, with what it changed (the calls in flight, an
-    endpoint taken out), and try each endpoint at most twice; ``round-robin`` and
-    ``strongest`` try each endpoint once, in their order."""
+    endpoint taken out), and try each endpoint at most ``tries(endpoint)`` times;
+    ``round-robin`` and ``strongest`` try each endpoint once, in their order."""
     if config.strategy in ("round-robin", "strongest"):
-        yield from ROUTER.order(config, role, need, cheapest=cheapest)
+        for endpoint in ROUTER.order(config, role, need, cheapest=cheapest):
+            if BREAKER.down(endpoint, run) is None:
+                yield endpoint
         return
     tried: dict[str, int] = {}
-    # a lone endpoint's retries are its own (max_retries), not the router's
-    tries = _TRIES_PER_ENDPOINT if len(config.for_role(role)) > 1 else 1
     while True:
         left = [e for e in ROUTER.order(config, role, need, cheapest=cheapest)
-                if tried.get(e.name, 0) < tries]
+                if tried.get(e.name, 0) < tries(e) and BREAKER.down(e, run) is None]
         if not left:
             return
         tried[left[0].name] = tried.get(left[0].name, 0) + 1
@@ -322,14 +329,30 @@ def complete(
         config = _without(config, role, missing, digest, messages, calls, need, turn)
         endpoints = config.for_role(role)
 
+    run = run_key(turn)
+    base: dict[str, Any] = {"role": role, "need": need, "turn": turn, "digest": digest,
+                            "request": recorded_request(messages), "at": time.time()}
+    refuse_if_down(role, endpoints, run, base, calls)
+    several = len(endpoints) > 1
+
+    def tries(endpoint: Endpoint) -> int:
+        return tries_per_endpoint(endpoint, settings, several)
+
     failures: list[tuple[Endpoint, BaseException]] = []
-    for attempt, endpoint in enumerate(_attempts(config, role, need, cheapest), 1):
+    downs: dict[str, Down] = {}
+    for attempt, endpoint in enumerate(_attempts(config, role, need, tries, run, cheapest), 1):
         if attempt > 1:
             _check_budget(settings, role, calls, spent)
-        record: dict[str, Any] = {"role": role, "llm": endpoint.label, "endpoint": endpoint.name,
-                  "tier": endpoint.tier, "need": need, "turn": turn, "attempt": attempt,
-                  "digest": digest, "request": recorded_request(messages), "at": time.time()}
-        llm = _client(endpoint, settings, len(endpoints) > 1)
+            previous, last_error = failures[-1]
+            if previous.name == endpoint.name:  # the same endpoint again: back off
+                if not several and not retryable(last_error):
+                    break
+                time.sleep(backoff_s(last_error, sum(e.name == endpoint.name for e, _ in failures)))
+        timeout_s = bounded_timeout(settings, endpoint, role, run)
+        record: dict[str, Any] = base | {"llm": endpoint.label, "endpoint": endpoint.name,
+                                         "tier": endpoint.tier, "attempt": attempt,
+                                         "at": time.time()}
+        llm = _client(endpoint, timeout_s)
         runnable: Any = llm
         if schema is not None:
             runnable = llm.with_structured_output(
@@ -347,14 +370,23 @@ def complete(
                     "the endpoint closed the stream before the reply ended")
         except Exception as exc:
             latency = time.monotonic() - started
+            BREAKER.add_wait(run, latency)
             ROUTER.failed(ticket, config, _error(exc))
             calls.append(LLMCall(**record, ok=False, error=_error(exc),
                                  latency_s=round(latency, 4)))
             if not isinstance(exc, llm_call_errors()):
                 raise  # a bug, not an endpoint failure
+            down = not_answered(exc, endpoint, timeout_s, began=timer.first is not None,
+                                answered_before=ROUTER.answered_before(endpoint))
+            if down is not None:
+                BREAKER.trip(endpoint, config, run, down)
+                ROUTER.take_out(endpoint, config)
+                downs[endpoint.name] = down
             failures.append((endpoint, exc))
             continue
         latency = time.monotonic() - started
+        BREAKER.add_wait(run, latency)
+        BREAKER.answered(endpoint)
         raw = _as_streamed(raw, timer)
         ttft = (timer.first - started) if timer.first is not None else None
         prompt_tokens, completion_tokens = _usage(raw)
@@ -366,10 +398,21 @@ def complete(
             cost=endpoint.cost(prompt_tokens, completion_tokens), reply=recorded_reply(raw),
         ))
         return raw
+    if not failures:  # every endpoint went down while this call waited for its turn
+        refuse_if_down(role, endpoints, run, base, calls)
+        raise LLMCallError(f"no {role} LLM endpoint could be asked")
     names = {e.name for e, _ in failures}
-    final = failures[-1][1] if len(names) == 1 else LLMCallError(
-        f"all {len(names)} endpoints failed ({len(failures)} attempts): "
-        + "; ".join(f"{e.name}: {_error(exc)}" for e, exc in failures))
+    last_endpoint, last = failures[-1]
+    final: BaseException
+    if len(names) == 1 and (down := downs.get(last_endpoint.name)) is not None:
+        final = LLMNotAnsweringError(role, down, earlier=False)
+        final.__cause__ = last
+    elif len(names) == 1:
+        final = last
+    else:
+        final = LLMCallError(
+            f"all {len(names)} endpoints failed ({len(failures)} attempts): "
+            + "; ".join(f"{e.name}: {_error(exc)}" for e, exc in failures))
     # what the run is told, so that a replay tells it the same
     calls[-1] = calls[-1].model_copy(update={"outcome": describe_llm_error(final, role)})
     raise final
