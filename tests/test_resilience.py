@@ -72,3 +72,46 @@ def test_a_hung_endpoint_costs_one_timeout_per_run(tmp_path):
     assert "HUGGINGGPT_LLM_TIMEOUT" in fallback and fallback in doc["response"]
     expert = [c for c in doc["llm_calls"] if c["role"] == "expert"]
     assert all(c["error"].startswith("not called") for c in expert)
+
+
+def test_models_list_fits_100_columns_and_wide_has_everything(capsys):
+    from hugginggpt.cli import main
+
+    assert main(["models", "list"]) == 0
+    narrow = capsys.readouterr().out
+    assert main(["models", "list", "--wide"]) == 0
+    wide = capsys.readouterr().out
+    assert max(len(line) for line in narrow.splitlines()) <= 100
+    assert max(len(line) for line in wide.splitlines()) > 100  # the table as it was
+    # every model id whole on one line, and every reason's words in both
+    ids = [line.split()[1] for line in wide.splitlines()[1:]
+           if line and not line.startswith(" ") and len(line.split()) > 1
+           and "/" in line.split()[1]]
+    assert len(ids) > 50
+    for model in ids:
+        assert any(line.strip().startswith(f"{model} (") for line in narrow.splitlines()), model
+    assert " ".join(narrow.split()).count("no: ") == " ".join(wide.split()).count("no: ")
+    header = "TASK MODEL LIBRARY SIZE BACKEND CAN RUN NOW"
+    assert " ".join(wide.splitlines()[0].split()) == header
+
+
+def test_a_directory_given_to_file_is_a_directory(tmp_path, capsys):
+    from hugginggpt.cli import main
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    assert main(["run", "caption it", "--file", str(folder), "--backend", "lite",
+                 "--workspace", str(tmp_path / "ws")]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (f"hugginggpt: --file {folder}: is a directory; attach files, "
+                           "not folders")
+
+
+def test_the_python_api_says_a_folder_is_not_a_file_in_its_own_terms(tmp_path):
+    import hugginggpt
+    from hugginggpt.tools.errors import ArgumentError
+
+    with pytest.raises(ArgumentError) as raised:
+        hugginggpt.run("caption it", files=[tmp_path], workspace=str(tmp_path / "ws"))
+    assert str(raised.value).startswith(f"files: {tmp_path}: is a directory; pass the files "
+                                        "in it, not the folder")
