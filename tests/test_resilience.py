@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -115,3 +116,53 @@ def test_the_python_api_says_a_folder_is_not_a_file_in_its_own_terms(tmp_path):
         hugginggpt.run("caption it", files=[tmp_path], workspace=str(tmp_path / "ws"))
     assert str(raised.value).startswith(f"files: {tmp_path}: is a directory; pass the files "
                                         "in it, not the folder")
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds the process has used (user and system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _interrupt(proc: subprocess.Popen[str], moment: str) -> tuple[int, str, float]:
+    """Send SIGINT at ``moment`` (a line that starts with it on stderr; ``imports``:
+    once the process has used 0.3 s of CPU, well into importing the command's modules,
+    which take about 1.5 s of CPU); its exit code, stderr and seconds to exit."""
+    assert proc.stderr is not None
+    seen = []
+    if moment == "imports":
+        while _cpu_s(proc.pid) < 0.3:
+            assert proc.poll() is None, "the command ended before it was interrupted"
+            time.sleep(0.002)
+    else:
+        for line in proc.stderr:
+            seen.append(line)
+            if moment in line:
+                break
+        else:
+            pytest.fail(f"no {moment!r} line on stderr: {''.join(seen)}")
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    _, err = proc.communicate(timeout=120)
+    return proc.returncode, "".join(seen) + err, time.monotonic() - sent
+
+
+@pytest.mark.parametrize("moment", ["imports", "[plan] started", "[execute] #0"])
+def test_ctrl_c_at_any_moment_is_interrupted_and_130(tmp_path, moment):
+    """Ctrl-C while the command imports, while the planner waits for an LLM that does
+    not answer, and while a subtask runs: "interrupted", exit 130, no traceback, and
+    no wait for the call in flight."""
+    with SilentLLMServer() as silent:
+        if moment == "[execute] #0":  # no LLM: the offline planner, a slow simulated expert
+            args = [_exe(), "run", REQUEST, "--backend", "dry-run",
+                    "--workspace", str(tmp_path / "ws")]
+            env = _env(tmp_path, HUGGINGGPT_DRY_RUN_SCALE="200")
+        else:
+            args = _run_args(tmp_path, silent.url)
+            env = _env(tmp_path, HUGGINGGPT_LLM_TIMEOUT="300")
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=env, cwd=tmp_path)
+        code, err, took = _interrupt(proc, moment)
+    assert code == 130, err
+    assert "interrupted" in err and "Traceback" not in err, err
+    assert took < 60, took  # not the LLM's 300 s timeout, nor the subtask's
