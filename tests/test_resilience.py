@@ -21,7 +21,7 @@ import pytest
 from tests.silent_llm import SilentLLMServer
 
 REQUEST = "Summarize: The cat sat on the mat. It was happy. The dog slept all day."
-TIMEOUT_S = 6
+TIMEOUT_S = 12
 
 
 def _exe() -> str:
@@ -62,7 +62,7 @@ def test_a_hung_endpoint_costs_one_timeout_per_run(tmp_path):
     assert len(sent) == 1 and sent[0]["role"] == "planner"
     waited = sum(c["latency_s"] for c in doc["llm_calls"])
     assert TIMEOUT_S <= waited < 1.5 * TIMEOUT_S, waited
-    # before: 3 tries for the planner and 3 for the expert (6 timeouts, 36 s and more)
+    # before: 3 tries for the planner and 3 for the expert (6 timeouts, 72 s and more)
     assert elapsed < 4 * TIMEOUT_S, elapsed
     assert doc["planner"].startswith("offline (fallback)")
     assert doc["responder"].startswith("template")
@@ -73,6 +73,12 @@ def test_a_hung_endpoint_costs_one_timeout_per_run(tmp_path):
     assert "HUGGINGGPT_LLM_TIMEOUT" in fallback and fallback in doc["response"]
     expert = [c for c in doc["llm_calls"] if c["role"] == "expert"]
     assert all(c["error"].startswith("not called") for c in expert)
+    # while it waited, the plain progress said what for, and for how long, every 5 s
+    waiting = [line for line in done.stderr.splitlines()
+               if f"[plan] waiting for the planner LLM at m @ {silent.url}: " in line]
+    seconds = [int(line.rsplit(": ", 1)[1].removesuffix(" s")) for line in waiting]
+    assert len(seconds) >= 2 and seconds == sorted(seconds) and seconds[-1] > seconds[0], (
+        done.stderr)
 
 
 def test_models_list_fits_100_columns_and_wide_has_everything(capsys):
@@ -166,3 +172,42 @@ def test_ctrl_c_at_any_moment_is_interrupted_and_130(tmp_path, moment):
     assert code == 130, err
     assert "interrupted" in err and "Traceback" not in err, err
     assert took < 60, took  # not the LLM's 300 s timeout, nor the subtask's
+
+
+def test_streamed_execution_says_the_plan_first_then_one_execute_started(tmp_path):
+    """Subtasks that start while the plan streams are told after the plan's lines, under
+    one "[execute] started" (they used to come first, and "started" twice)."""
+    from tests.llm_server import ScriptedLLMServer
+
+    def sub(i: int, task: str, dep: list[int], **args: str) -> dict[str, object]:
+        return {"id": i, "task": task, "dep": dep, "args": args}
+
+    server = ScriptedLLMServer(tokens_per_s=50).start()  # 150 tokens: a 3 s stream
+    try:
+        server.script("planner", {"tool_args": {"subtasks": [
+            sub(0, "summarization", [], text="The cat sat on the mat. It was happy."),
+            sub(1, "summarization", [], text="The dog slept all day long."),
+            sub(2, "translation", [0], text="<GENERATED>-0", tgt_lang="fr")]},
+            "tokens": 150})
+        done = subprocess.run(
+            [_exe(), "run", "Summarize two texts, then translate the first", "--llm",
+             "scripted-model", "--llm-base-url", server.url, "--backend", "dry-run",
+             "--no-cache", "--workspace", str(tmp_path / "ws")],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+            env=_env(tmp_path, HUGGINGGPT_LLM_RETRIES="0"))
+    finally:
+        server.stop()
+    assert done.returncode == 0, done.stderr
+    lines = [line.split(maxsplit=1)[1] for line in done.stderr.splitlines()
+             if line.strip().split(maxsplit=1)[0].endswith("s")
+             and line.split(maxsplit=1)[1].startswith("[")]
+    assert any("while the plan streams" in line for line in lines), done.stderr  # it did
+    planned = lines.index("[plan] 3 subtask(s): #0 summarization, #1 summarization, "
+                          "#2 translation")
+    first_execute = next(i for i, line in enumerate(lines) if line.startswith("[execute]"))
+    assert planned < first_execute, done.stderr
+    started = [line for line in lines if line.startswith("[execute] started")]
+    assert len(started) == 1 and started[0].endswith("began while the plan streamed)"), (
+        done.stderr)
+    assert lines.index(started[0]) == first_execute
+    assert all(not line.startswith(("[select]", "[plan]")) for line in lines[first_execute:])

@@ -186,6 +186,17 @@ def _as_streamed(raw: AIMessage, timer: _Timer) -> AIMessage:
     return raw.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
 
 
+def _progress_writer() -> Callable[[dict[str, Any]], None]:
+    """The running graph's stream writer, for ``wait`` events (the progress display says
+    what a run waits for, and for how long); a no-op outside a graph."""
+    from langgraph.config import get_stream_writer
+
+    try:
+        return get_stream_writer()
+    except RuntimeError:
+        return lambda event: None
+
+
 def _usage(raw: AIMessage) -> tuple[int, int]:
     usage: dict[str, Any] = dict(raw.usage_metadata or {})
     return int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
@@ -330,6 +341,7 @@ def complete(
         endpoints = config.for_role(role)
 
     run = run_key(turn)
+    tell = _progress_writer()
     base: dict[str, Any] = {"role": role, "need": need, "turn": turn, "digest": digest,
                             "request": recorded_request(messages), "at": time.time()}
     refuse_if_down(role, endpoints, run, base, calls)
@@ -362,6 +374,8 @@ def complete(
         config_ = merge_configs(ensure_config(), {"callbacks": [timer]})
         ticket = ROUTER.begin(endpoint)
         started = time.monotonic()
+        tell({"type": "wait", "event": "start", "key": record["digest"] + str(attempt),
+              "what": f"the {role} LLM at {endpoint.label}"})
         try:
             out = runnable.invoke(messages, config=config_)
             raw = cast(AIMessage, out["raw"] if schema is not None else out)
@@ -369,6 +383,7 @@ def complete(
                 raise StreamInterruptedError(
                     "the endpoint closed the stream before the reply ended")
         except Exception as exc:
+            tell({"type": "wait", "event": "end", "key": record["digest"] + str(attempt)})
             latency = time.monotonic() - started
             BREAKER.add_wait(run, latency)
             ROUTER.failed(ticket, config, _error(exc))
@@ -384,6 +399,7 @@ def complete(
                 downs[endpoint.name] = down
             failures.append((endpoint, exc))
             continue
+        tell({"type": "wait", "event": "end", "key": record["digest"] + str(attempt)})
         latency = time.monotonic() - started
         BREAKER.add_wait(run, latency)
         BREAKER.answered(endpoint)
