@@ -16,10 +16,8 @@ recording and no endpoint is called.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
@@ -29,9 +27,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables.config import ensure_config, merge_configs
 
 from hugginggpt.tools.errors import (
-    LLMBudgetError,
     LLMCallError,
-    LLMCredentialsError,
     LLMNotConfiguredError,
 )
 from hugginggpt.tools.llm.breaker import (
@@ -51,9 +47,20 @@ from hugginggpt.tools.llm.config import (
     RoutingConfig,
     routing_config,
 )
-from hugginggpt.tools.llm.credentials import api_key, hf_token, missing_credentials
+from hugginggpt.tools.llm.credentials import (
+    api_key,
+    hf_token,
+    missing_credentials,
+    without_missing,
+)
 from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
-from hugginggpt.tools.llm.records import LLMCall, recorded_reply, recorded_request, request_digest
+from hugginggpt.tools.llm.records import (
+    LLMCall,
+    check_budget,
+    recorded_reply,
+    recorded_request,
+    request_digest,
+)
 from hugginggpt.tools.llm.retries import backoff_s, retryable, tries_per_endpoint
 from hugginggpt.tools.llm.router import ROUTER
 from hugginggpt.tools.llm.settings import LLMSettings
@@ -64,7 +71,6 @@ if TYPE_CHECKING:  # its module takes 0.07 s to import; a run with no LLM needs 
 
 __all__ = ["complete", "StreamInterruptedError", "StreamListener"]
 
-_log = logging.getLogger(__name__)
 
 _HF_HOSTS = (".huggingface.cloud", ".huggingface.co", "huggingface.co", ".hf.space")
 
@@ -211,53 +217,6 @@ class StreamInterruptedError(LLMCallError):
     """A streamed reply stopped before its end (the connection dropped mid-stream)."""
 
 
-# ------------------------------------------------------------------ limits
-
-def _check_budget(settings: LLMSettings, role: str, calls: list[LLMCall],
-                  spent: tuple[int, int]) -> None:
-    used_calls = spent[0] + len(calls)
-    used_tokens = spent[1] + sum(c.prompt_tokens + c.completion_tokens for c in calls)
-    if used_calls >= settings.max_llm_calls:
-        raise LLMBudgetError(
-            f"the run has made {used_calls} LLM calls, its limit (max_llm_calls = "
-            f"{settings.max_llm_calls}); the {role} was not asked. Raise the limit with "
-            "HUGGINGGPT_MAX_LLM_CALLS if the run needs more")
-    if used_tokens >= settings.max_llm_tokens:
-        raise LLMBudgetError(
-            f"the run has used {used_tokens} LLM tokens, its limit (max_llm_tokens = "
-            f"{settings.max_llm_tokens}); the {role} was not asked. Raise the limit with "
-            "HUGGINGGPT_MAX_LLM_TOKENS if the run needs more")
-
-
-# ------------------------------------------------------------------ credentials
-
-def _without(config: RoutingConfig, role: Role, missing: dict[str, str], digest: str,
-             messages: list[BaseMessage], calls: list[LLMCall], need: int,
-             turn: int) -> RoutingConfig:
-    """The configuration without the endpoints that lack their key or token (no request
-    is made to them).
-
-    Raises:
-        LLMCredentialsError: none of the role's endpoints has its credentials; each is
-            recorded as a failed call, saying what it lacks.
-    """
-    kept = tuple(e for e in config.endpoints if e.name not in missing)
-    if any(role in e.roles for e in kept):
-        for why in missing.values():
-            _log.warning("LLM endpoint skipped for the %s: %s", role, why)
-        return replace(config, endpoints=kept)
-    error = LLMCredentialsError(f"the {role} LLM cannot be called: " + "; ".join(
-        missing.values()))
-    for attempt, endpoint in enumerate(config.for_role(role), 1):
-        calls.append(LLMCall(
-            role=role, llm=endpoint.label, endpoint=endpoint.name, tier=endpoint.tier,
-            need=need, turn=turn, attempt=attempt, digest=digest, at=time.time(),
-            request=recorded_request(messages), ok=False,
-            error=f"not called: {missing[endpoint.name]}"))
-    calls[-1] = calls[-1].model_copy(update={"outcome": error.description})
-    raise error
-
-
 # ------------------------------------------------------------------ the call
 
 def _attempts(config: RoutingConfig, role: str, need: int, tries: Callable[[Endpoint], int],
@@ -324,7 +283,7 @@ def complete(
             ``llm_call_errors()`` when the role has a single endpoint.
     """
     digest = request_digest(role, messages)
-    _check_budget(settings, role, calls, spent)
+    check_budget(settings, role, calls, spent)
     if settings.replay is not None:
         if not settings.replay.serves(role):  # the recorded run had no LLM for it
             raise LLMNotConfiguredError(NOT_CONFIGURED_HELP)
@@ -337,7 +296,7 @@ def complete(
     if config is None or not endpoints:
         raise LLMNotConfiguredError(NOT_CONFIGURED_HELP)
     if missing := {e.name: why for e in endpoints if (why := missing_credentials(e))}:
-        config = _without(config, role, missing, digest, messages, calls, need, turn)
+        config = without_missing(config, role, missing, digest, messages, calls, need, turn)
         endpoints = config.for_role(role)
 
     run = run_key(turn)
@@ -354,7 +313,7 @@ def complete(
     downs: dict[str, Down] = {}
     for attempt, endpoint in enumerate(_attempts(config, role, need, tries, run, cheapest), 1):
         if attempt > 1:
-            _check_budget(settings, role, calls, spent)
+            check_budget(settings, role, calls, spent)
             previous, last_error = failures[-1]
             if previous.name == endpoint.name:  # the same endpoint again: back off
                 if not several and not retryable(last_error):
