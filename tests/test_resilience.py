@@ -211,3 +211,56 @@ def test_streamed_execution_says_the_plan_first_then_one_execute_started(tmp_pat
         done.stderr)
     assert lines.index(started[0]) == first_execute
     assert all(not line.startswith(("[select]", "[plan]")) for line in lines[first_execute:])
+
+
+def test_the_runs_llm_wait_is_bounded_by_max_run_time(tmp_path):
+    """A 300 s LLM timeout, a 3 s --max-run-time: the hung planner call is cut at 3 s."""
+    with SilentLLMServer() as silent:
+        done = subprocess.run(
+            _run_args(tmp_path, silent.url, "--json", "--max-run-time", "3"),
+            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+            env=_env(tmp_path, HUGGINGGPT_LLM_TIMEOUT="300"))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    [planner] = [c for c in doc["llm_calls"] if c["role"] == "planner"]
+    assert 3 <= planner["latency_s"] < 10, planner
+    assert "did not answer within 3 s" in doc["planner_fallback"]
+
+
+def test_a_silent_endpoint_cools_down_across_runs_in_one_process(tmp_path):
+    """The UI and the server run many runs per process: the next run does not ask an
+    endpoint that just did not answer, and says when it will be asked again."""
+    import hugginggpt
+
+    settings = {"llm": "m", "backend": "lite", "llm_timeout_s": 2.0,
+                "workspace": str(tmp_path / "ws")}
+    with SilentLLMServer() as silent:
+        first = hugginggpt.run(REQUEST, llm_base_url=silent.url, **settings)
+        second = hugginggpt.run(REQUEST, llm_base_url=silent.url, **settings)
+        received = silent.count()
+    assert received == 1
+    assert first.status == second.status == "completed"
+    assert "did not answer within 2 s (not a byte came back" in first.planner_fallback
+    assert second.planner_fallback.startswith(
+        f"The planner LLM m @ {silent.url} did not answer within 2 s")
+    [call] = [c for c in second.llm_calls if c.role == "planner"]
+    assert call.error.startswith("not called") and call.latency_s == 0
+
+
+def test_a_slow_endpoint_is_told_apart_from_a_silent_one(tmp_path, capsys, llm_server,
+                                                         monkeypatch):
+    """The endpoint answered the planner, then was too slow for the responder: the
+    advice is to raise the timeout, not to check whether the server is up."""
+    from hugginggpt.cli import main
+
+    monkeypatch.setenv("HUGGINGGPT_LLM_TIMEOUT", "1")
+    llm_server.script("planner", {"tool_args": {"subtasks": [
+        {"id": 0, "task": "summarization", "dep": [], "args": {"text": "The cat sat."}}]}})
+    llm_server.script("responder", {"content": "late", "delay": 5})
+    code = main(["run", REQUEST, "--llm", "scripted-model", "--llm-base-url", llm_server.url,
+                 "--backend", "lite", "--json", "--workspace", str(tmp_path / "ws")])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["planner"].startswith("llm: "), doc
+    assert ("The LLM responder failed: scripted-model @ "
+            f"{llm_server.url} gave no complete reply within 1 s (it answers, but slowly: "
+            "raise HUGGINGGPT_LLM_TIMEOUT (now 1 s)") in doc["response"]
