@@ -333,8 +333,8 @@ def complete(
         config_ = merge_configs(ensure_config(), {"callbacks": [timer]})
         ticket = ROUTER.begin(endpoint)
         started = time.monotonic()
-        tell({"type": "wait", "event": "start", "key": record["digest"] + str(attempt),
-              "what": f"the {role} LLM at {endpoint.label}"})
+        waiting = {"type": "wait", "key": f"llm {id(timer)}"}  # unique while it waits
+        tell(waiting | {"event": "start", "what": f"the {role} LLM at {endpoint.label}"})
         try:
             out = runnable.invoke(messages, config=config_)
             raw = cast(AIMessage, out["raw"] if schema is not None else out)
@@ -342,7 +342,7 @@ def complete(
                 raise StreamInterruptedError(
                     "the endpoint closed the stream before the reply ended")
         except Exception as exc:
-            tell({"type": "wait", "event": "end", "key": record["digest"] + str(attempt)})
+            tell(waiting | {"event": "end"})
             latency = time.monotonic() - started
             BREAKER.add_wait(run, latency)
             ROUTER.failed(ticket, config, _error(exc))
@@ -358,7 +358,7 @@ def complete(
                 downs[endpoint.name] = down
             failures.append((endpoint, exc))
             continue
-        tell({"type": "wait", "event": "end", "key": record["digest"] + str(attempt)})
+        tell(waiting | {"event": "end"})
         latency = time.monotonic() - started
         BREAKER.add_wait(run, latency)
         BREAKER.answered(endpoint)
