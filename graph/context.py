@@ -247,9 +247,12 @@ class Context:
     max_run_s: Seconds = _env_factory("HUGGINGGPT_MAX_RUN_S", default=1800.0)
     """Wall-time limit of the execute stage of a run, in seconds (``--max-run-time``):
     subtasks not finished when it is reached are abandoned (failed, or skipped if they
-    had not started) with the limit as the reason, and the run still responds. The LLM
-    stages are bounded by ``llm_timeout_s`` and ``llm_max_retries``; time spent waiting
-    for an approval does not count; a resumed run gets the limit afresh."""
+    had not started) with the limit as the reason, and the run still responds. Each LLM
+    call is bounded by ``llm_timeout_s`` and ``llm_max_retries``, and the run's LLM calls
+    together wait at most ``max_run_s`` (a call is cut to what is left; then no LLM is
+    asked). An endpoint that does not answer is asked once per run
+    (:mod:`hugginggpt.tools.llm.breaker`). Time spent waiting for an approval does not
+    count; a resumed run gets the limit afresh."""
     max_download_total_mb: Megabytes = _env_factory(
         "HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", default=200.0)
     """Megabytes that all URL inputs and model downloads of one run may take together

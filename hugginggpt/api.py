@@ -185,11 +185,16 @@ def make_context(context: Context | None = None, **settings: Any) -> Context:
     return context
 
 
-def attached_files(paths: Iterable[str | Path]) -> list[str]:
+def attached_files(paths: Iterable[str | Path], *,
+                   folder_fix: str = "attach files, not folders") -> list[str]:
     """Files to attach, as absolute paths (URLs as they are).
 
+    Args:
+        folder_fix: what to do about a folder, in the caller's terms (the CLI's
+            ``--file``, the Python API's ``files``).
+
     Raises:
-        ArgumentError: a path that is not a file.
+        ArgumentError: a path that is not a file (a folder, or nothing).
     """
     files = []
     for item in paths:
@@ -198,6 +203,8 @@ def attached_files(paths: Iterable[str | Path]) -> list[str]:
             files.append(text)
         elif Path(text).is_file():
             files.append(str(Path(text).resolve()))
+        elif Path(text).is_dir():
+            raise ArgumentError(f"{text}: is a directory; {folder_fix}")
         else:
             raise ArgumentError(f"{text}: no such file")
     return files
@@ -263,14 +270,20 @@ async def arun(
         on_event: gets every stream event (stage starts and ends, subtask progress).
 
     Raises:
-        ArgumentError: an empty request, or a file that does not exist.
+        ArgumentError: an empty request, or a file that does not exist or is a folder.
         TypeError, SettingsError, ConfigError: invalid settings (see
             :func:`make_context`).
     """
     if not request.strip():
         raise ArgumentError("the request is empty: say what you want done")
     run_context = make_context(context, **settings)
-    graph_input = {"request": request, "files": attached_files(files)}
+    try:
+        attached = attached_files(files, folder_fix=(
+            "pass the files in it, not the folder (for example "
+            "files=sorted(Path(folder).glob('*.png')))"))
+    except ArgumentError as exc:
+        raise ArgumentError(f"files: {exc}") from None
+    graph_input = {"request": request, "files": attached}
     return await _run(graph_input, thread_id or uuid.uuid4().hex[:12], run_context,
                       checkpoint_url, on_event)
 

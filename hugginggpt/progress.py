@@ -11,6 +11,7 @@ a terminal, a line when it starts, at each quarter and when it ends.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import IO, Any
 
@@ -20,7 +21,11 @@ from rich.progress import BarColumn, SpinnerColumn, Task, TaskID, TextColumn, Ti
 from rich.progress import Progress as RichProgress
 from rich.text import Text
 
-__all__ = ["Progress", "download_line"]
+__all__ = ["Progress", "download_line", "HEARTBEAT_S"]
+
+HEARTBEAT_S = 5.0
+"""Seconds without a line after which the plain display says what the run waits for
+(the live display shows it at once, and counts the seconds)."""
 
 _STAGES = ("plan", "select", "approve", "execute", "respond", "abort")
 _MARKS = {"done": "[green]✓[/]", "failed": "[red]✗[/]", "skipped": "[yellow]↷[/]"}
@@ -57,6 +62,16 @@ class Progress:
         self._downloads: dict[str, TaskID] = {}
         self._quarters: dict[str, int] = {}
         """Per model downloading off a terminal: the last quarter said."""
+        self._held: list[dict[str, Any]] | None = None
+        """Subtask events of a streamed plan, told after the plan's lines (None: none
+        held): subtasks that start while the plan streams are said under one
+        ``[execute] started``, after ``[plan] N subtask(s)`` and the selections."""
+        self._lock = threading.RLock()
+        """The stream's events and the heartbeat come from two threads."""
+        self._current = "starting"
+        self._waits: dict[str, tuple[str, float]] = {}
+        """What the run waits for (an LLM call, a running subtask), since when."""
+        self._last_said = self.started
         self._board: RichProgress | None = None
         if self.live:
             self._board = RichProgress(
@@ -65,8 +80,28 @@ class Progress:
             )
             self._board.start()
             self._stage_row = self._board.add_task("[bold]starting", total=None)
+        self._stopped = threading.Event()
+        self._beat = threading.Thread(target=self._heartbeat, name="progress", daemon=True)
+        self._beat.start()
+
+    def _heartbeat(self) -> None:
+        """Every second, what the run has waited for longest, and for how long: in the
+        live display's stage row, or as a plain line after :data:`HEARTBEAT_S` of
+        silence (a hung LLM endpoint used to leave "[plan] started" alone for minutes)."""
+        while not self._stopped.wait(1.0):
+            with self._lock:
+                if not self._waits:
+                    self._stage(self._current)
+                    continue
+                what, since = min(self._waits.values(), key=lambda wait: wait[1])
+                now = time.monotonic()
+                if self._board is not None:
+                    self._stage(f"{self._current}: waiting for {what} ({now - since:.0f} s)")
+                elif now - self._last_said >= HEARTBEAT_S:
+                    self._say(f"[{self._current}] waiting for {what}: {now - since:.0f} s")
 
     def _say(self, text: str, style: str = "") -> None:
+        self._last_said = time.monotonic()
         stamp = f"{time.monotonic() - self.started:6.2f}s"
         if self.live:
             self.console.print(f"[dim]{stamp}[/dim] {escape(text)}", style=style)
@@ -74,12 +109,20 @@ class Progress:
             self.console.print(f"{stamp} {text}", markup=False)
 
     def handle(self, mode: str, chunk: Any) -> None:
-        if mode == "custom" and isinstance(chunk, dict):
-            self._custom(chunk)
-        elif mode == "updates" and isinstance(chunk, dict):
-            for node, update in chunk.items():
-                if node in _STAGES:
-                    self._stage_done(node, update or {})
+        with self._lock:
+            if mode == "custom" and isinstance(chunk, dict):
+                self._custom(chunk)
+            elif mode == "updates" and isinstance(chunk, dict):
+                for node, update in chunk.items():
+                    if node in _STAGES:
+                        self._stage_done(node, update or {})
+
+    def _wait(self, event: dict[str, Any]) -> None:
+        key = str(event.get("key"))
+        if event.get("event") == "start":
+            self._waits[key] = (str(event.get("what")), time.monotonic())
+        else:
+            self._waits.pop(key, None)
 
     def _row(self, event: dict[str, Any], text: str, finished: bool = False) -> None:
         if self._board is None:
@@ -113,22 +156,41 @@ class Progress:
             self._board.stop_task(row)
 
     def _custom(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "wait":
+            self._wait(event)
+            return
         if event.get("type") == "download":
             self._download(event)
             return
         if event.get("type") == "stage":
+            if event["stage"] == "execute" and event.get("streamed"):
+                if self._held is None:
+                    self._held = []
+                self._stage("plan (subtasks start as it streams)")
+                return
+            self._current = event["stage"]
+            if event["stage"] in ("execute", "respond", "abort"):
+                released = self._release()
+                if released and event["stage"] == "execute":
+                    return  # said by the release, once
             attempt = event.get("attempt", 1)
             again = f" (attempt {attempt})" if attempt > 1 else ""
             if self._board is not None:
-                self._board.update(self._stage_row, description=f"[bold]{event['stage']}{again}")
+                self._stage(f"{event['stage']}{again}")
             else:
                 self._say(f"[{event['stage']}] started{again}")
+            return
+        if event.get("type") == "subtask" and self._held is not None:
+            self._held.append(event)
             return
         if event.get("type") != "subtask":
             return
         head = f"[execute] #{event['id']} {event['task']}"
         kind = event["event"]
+        running = f"subtask {event['id']}"
         if kind == "started":
+            self._waits[running] = (f"#{event['id']} {event['task']} on {event['model']}",
+                                    time.monotonic())
             where = f"{event['model']} ({event['backend']}), attempt {event['attempt']}"
             where += " while the plan streams" if event.get("streamed") else ""
             self._row(event, f"running on {escape(where)}")
@@ -140,6 +202,7 @@ class Progress:
             self._row(event, f"[yellow]{escape(what)}[/]")
             self._say(f"{head}: {what}", "yellow")
         elif kind == "done":
+            self._waits.pop(running, None)
             text = f"done in {event['latency_s']:.2f}s on {event['model']}"
             text += " (from the cache)" if event.get("cached") else ""
             self._row(event, f"{_MARKS['done']} {escape(text)}", finished=True)
@@ -147,13 +210,33 @@ class Progress:
                 self._say(f"{head}: done in {event['latency_s']:.2f}s"
                           + (" (from the cache)" if event.get("cached") else ""))
         elif kind in ("failed", "skipped"):
+            self._waits.pop(running, None)
             error = event["error"]
             if self._said.get(event["id"]) == error:
                 error = "not run: no model (see select above)"
             self._row(event, f"{_MARKS[kind]} {escape(error)}", finished=True)
             self._say(f"{head}: {error}", "red")
 
+    def _stage(self, description: str) -> None:
+        if self._board is not None:
+            self._board.update(self._stage_row, description=f"[bold]{escape(description)}")
+
+    def _release(self) -> bool:
+        """Say the subtask events held while the plan streamed, under one
+        ``[execute] started``; False when none were held."""
+        held, self._held = self._held, None
+        if held is None:
+            return False
+        began = len({e["id"] for e in held if e["event"] == "started"})
+        self._stage("execute")
+        self._say(f"[execute] started ({began} subtask(s) began while the plan streamed)")
+        for event in held:
+            self._custom(event)
+        return True
+
     def _stage_done(self, node: str, update: dict[str, Any]) -> None:
+        if node in ("execute", "respond", "abort"):
+            self._release()
         if node == "plan":
             if update.get("plan_errors") and update.get("status") != "aborted":
                 self._say(f"[plan] rejected: {'; '.join(update['plan_errors'])[:300]}", "yellow")
@@ -176,6 +259,13 @@ class Progress:
             self._say(f"[{node}] finished", "red" if node == "abort" else "")
 
     def close(self) -> None:
+        self._stopped.set()
+        self._beat.join()
+        with self._lock:
+            self._release()
+            self._close_board()
+
+    def _close_board(self) -> None:
         if self._board is not None:
             self._board.remove_task(self._stage_row)
             self._board.stop()

@@ -56,6 +56,7 @@ from hugginggpt.tools.errors import (
 from hugginggpt.tools.experts.availability import runnable
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
 from hugginggpt.tools.experts.tasks import task_types
+from hugginggpt.tools.llm.breaker import LLMNotAnsweringError
 from hugginggpt.tools.llm.client import StreamListener, complete
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, ConfigError, has_llm, routing_config
 from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
@@ -285,6 +286,10 @@ def _fallback(exc: BaseException, calls: list[LLMCall]) -> str:
         missing = str(exc).partition("cannot be called: ")[2] or str(exc)
         return f"No credentials for the planner LLM: {missing}; this plan was made offline"
     where = f" {calls[-1].llm}" if calls else ""
+    if isinstance(exc, LLMNotAnsweringError):  # timed out or refused: say which, and why
+        down = exc.down
+        return (f"The planner LLM {down.llm} {clip(down.what(), 300)} "
+                f"({down.advice()}); this plan was made offline")
     reached = isinstance(exc, (TimeoutError, ConnectionError)) or any(
         word in type(exc).__name__ for word in ("Connect", "Timeout"))
     said = redact(" ".join(str(exc).split())).rstrip(".")  # an endpoint may echo a key

@@ -78,12 +78,15 @@ def offline(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFa
 
 @pytest.fixture(autouse=True)
 def fresh_router() -> Iterator[None]:
-    """Each test starts from the routing priors (the router is per process)."""
+    """Each test starts from the routing priors and a closed breaker (both per process)."""
+    from hugginggpt.tools.llm.breaker import BREAKER
     from hugginggpt.tools.llm.router import ROUTER
 
     ROUTER.reset()
+    BREAKER.reset()
     yield
     ROUTER.reset()
+    BREAKER.reset()
 
 
 @pytest.fixture

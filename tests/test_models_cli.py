@@ -153,7 +153,7 @@ def test_list_shows_availability_per_backend(capsys):
 def test_list_has_a_header_and_says_per_backend_what_can_run_and_why_not(monkeypatch, capsys):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # online, but with no token
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", False)
-    assert main(["models", "list", "--task", "summarization"]) == 0
+    assert main(["models", "list", "--task", "summarization", "--wide"]) == 0
     header, *lines = capsys.readouterr().out.splitlines()
     assert header.split() == ["TASK", "MODEL", "LIBRARY", "SIZE", "BACKEND", "CAN", "RUN", "NOW"]
     at = next(i for i, line in enumerate(lines) if "facebook/bart-large-cnn" in line)
@@ -213,7 +213,8 @@ def test_list_says_a_gated_model_needs_its_terms_accepted(hub, tmp_path: Path, m
     catalog = tmp_path / "catalog.json"
     write_catalog([ModelCard(id="acme/gated", task="summarization", size_mb=100,
                              library_name="transformers", gated="manual")], catalog)
-    assert main(["models", "list", "--task", "summarization", "--catalog", str(catalog)]) == 0
+    assert main(["models", "list", "--task", "summarization", "--catalog", str(catalog),
+                 "--wide"]) == 0
     lines = capsys.readouterr().out.splitlines()
     at = next(i for i, line in enumerate(lines) if "acme/gated" in line)
     assert lines[at].endswith(

@@ -175,7 +175,7 @@ def test_planner_that_hangs_is_cut_off_by_the_llm_timeout(compiled, make_context
     llm_server.script("planner", {"delay": 5, "tool_args": VALID})
     out = run(compiled, make_context(llm_timeout_s=0.5, planner="llm"))
     assert out["status"] == "aborted"
-    assert "did not answer in time" in out["abort_reason"]
+    assert "did not answer within 0.5 s" in out["abort_reason"]
 
 
 def test_every_llm_call_is_accounted(compiled, make_context, llm_server):

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 from types import ModuleType
 from typing import NoReturn
 
 from hugginggpt.cli.exits import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, exit_codes_help
+from hugginggpt.cli.interrupts import interrupted_line, leave_now, stop_running
 from hugginggpt.cli.process import imported
 
 __all__ = ["main", "console", "COMMANDS"]
@@ -81,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = _parser(argv).parse_args(argv)
     imported()  # the command's modules are loaded (the collector back on, if held off)
+    if signal.getsignal(signal.SIGINT) is leave_now:  # the command runs: Ctrl-C stops it
+        signal.signal(signal.SIGINT, stop_running)
     # a command that parsed has its module loaded, which loads these
     from hugginggpt.cli.common import load_plugins
     from hugginggpt.graph.context import SettingsError
@@ -92,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hugginggpt: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("hugginggpt: interrupted", file=sys.stderr)
+        print(interrupted_line(), file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
@@ -101,7 +106,15 @@ def console() -> NoReturn:
     a process of its own, started lean (no garbage collection while the command's
     modules import) and left without the exit's clean-up work
     (:mod:`hugginggpt.cli.process`)."""
+    signal.signal(signal.SIGINT, leave_now)  # until the command runs (.interrupts)
     from hugginggpt.cli.process import leave, start
 
     start()
-    leave(main())
+    code = main()
+    signal.signal(signal.SIGINT, leave_now)
+    if code == EXIT_INTERRUPTED:  # what was saved is saved; a call still waiting (an LLM
+        sys.stdout.flush()        # that does not answer) would hold the exit until it
+        sys.stderr.flush()        # timed out
+        os._exit(code)
+    leave(code)
+

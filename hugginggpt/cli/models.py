@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,9 @@ def add_parser(sub: Any) -> None:
     listing.add_argument("--task", help="only this task type")
     listing.add_argument("--catalog", help="a catalog file (default: the shipped one)")
     listing.add_argument("--json", action="store_true")
+    listing.add_argument("--wide", action="store_true",
+                         help="one wide table, a line per model and backend (by default "
+                              "the list fits 100 columns)")
     listing.add_argument("--plugin", action="append", default=[], metavar="MODULE")
     refresh = models_sub.add_parser("refresh", help="rebuild the catalog from the Hub")
     refresh.add_argument("--task", action="append", default=[], help="only these task types")
@@ -79,12 +83,52 @@ def _models(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print(_table(rows))
+        print(_table(rows) if args.wide else _narrow(rows))
     return EXIT_OK
+
+
+NARROW = 100
+"""Columns the default listing fits (``--wide`` for one line per model and backend)."""
 
 
 def _size(size_mb: float | None) -> str:
     return "?" if size_mb is None else f"{size_mb:g} MB"
+
+
+def _can_run(row: dict[str, Any]) -> dict[str, str]:
+    """Per backend that offers the model: whether it can run now, and if not why."""
+    where = ({b: r for b, r in row["why"].items() if r != NOT_OFFERED}
+             or {"-": "no backend offers it"})
+    return {backend: f"no: {why}" if why is not None else
+            "yes (gated: your token must have accepted its terms)"
+            if row["gated"] and backend != "lite" else "yes"
+            for backend, why in where.items()}
+
+
+def _footer(rows: list[dict[str, Any]]) -> str:
+    runnable = sum(any(why is None for why in row["why"].values()) for row in rows)
+    return (f"\n{runnable} of {len(rows)} models can run now. A model not cached "
+            "runs locally once downloaded; hf-inference needs a token and a provider "
+            "that serves the model (or --hf-endpoint MODEL=URL).")
+
+
+def _narrow(rows: list[dict[str, Any]], width: int = NARROW) -> str:
+    """The list in ``width`` columns: a heading per task, a line per model (its id
+    whole, with library and size), and under it a line per backend, the reason
+    wrapped (``--wide``: the table)."""
+    text: list[str] = []
+    task = None
+    for row in rows:
+        if row["task"] != task:
+            task = row["task"]
+            text.append(("\n" if text else "") + task)
+        text.append(f"  {row['id']} ({row['library_name'] or '-'}, {_size(row['size_mb'])})")
+        for backend, said in _can_run(row).items():
+            text.extend(textwrap.wrap(said, width, initial_indent=f"    {backend:<13} ",
+                                      subsequent_indent=" " * 18, break_on_hyphens=False))
+    text.append(textwrap.fill(_footer(rows).strip(), width))
+    text[-1] = "\n" + text[-1]
+    return "\n".join(text)
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
@@ -94,20 +138,13 @@ def _table(rows: list[dict[str, Any]]) -> str:
     lines: list[tuple[str, ...]] = []
     for row in rows:
         first = (row["task"], row["id"], row["library_name"] or "-", _size(row["size_mb"]))
-        where = ({b: r for b, r in row["why"].items() if r != NOT_OFFERED}
-                 or {"-": "no backend offers it"})
-        for i, (backend, why) in enumerate(where.items()):
+        for i, (backend, said) in enumerate(_can_run(row).items()):
             lead = first if i == 0 else ("",) * len(first)
-            lines.append((*lead, backend, f"no: {why}" if why is not None else
-                          "yes (gated: your token must have accepted its terms)"
-                          if row["gated"] and backend != "lite" else "yes"))
+            lines.append((*lead, backend, said))
     widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header) - 1)]
     text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=False))
             + "  " + line[-1] for line in [header, *lines]]
-    runnable = sum(any(why is None for why in row["why"].values()) for row in rows)
-    text.append(f"\n{runnable} of {len(rows)} models can run now. A model not cached "
-                "runs locally once downloaded; hf-inference needs a token and a provider "
-                "that serves the model (or --hf-endpoint MODEL=URL).")
+    text.append(_footer(rows))
     return "\n".join(text)
 
 

@@ -12,6 +12,7 @@ from langgraph.types import Command
 
 from hugginggpt.api import RunResult, drive
 from hugginggpt.cli.common import EXIT_CODES, UsageError, read_plan, who
+from hugginggpt.cli.interrupts import running
 from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer
 from hugginggpt.graph.context import Context
@@ -52,6 +53,7 @@ async def run_session(graph_input: Any, thread_id: str, context: Context, url: s
                       as_json: bool, verbose: bool = False) -> int:
     """Drive the thread to its end (or to an approval nobody is there to give) and print
     the outcome (``verbose``: with each step in full); returns the exit code."""
+    running(thread_id)  # Ctrl-C says how to resume it
     progress = Progress()
     async with aopen_checkpointer(url) as saver:
         app = build_graph(checkpointer=saver)

@@ -16,10 +16,8 @@ recording and no endpoint is called.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
@@ -29,10 +27,17 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables.config import ensure_config, merge_configs
 
 from hugginggpt.tools.errors import (
-    LLMBudgetError,
     LLMCallError,
-    LLMCredentialsError,
     LLMNotConfiguredError,
+)
+from hugginggpt.tools.llm.breaker import (
+    BREAKER,
+    Down,
+    LLMNotAnsweringError,
+    bounded_timeout,
+    not_answered,
+    refuse_if_down,
+    run_key,
 )
 from hugginggpt.tools.llm.config import (
     NOT_CONFIGURED_HELP,
@@ -42,9 +47,21 @@ from hugginggpt.tools.llm.config import (
     RoutingConfig,
     routing_config,
 )
-from hugginggpt.tools.llm.credentials import api_key, hf_token, missing_credentials
+from hugginggpt.tools.llm.credentials import (
+    api_key,
+    hf_token,
+    missing_credentials,
+    without_missing,
+)
 from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
-from hugginggpt.tools.llm.records import LLMCall, recorded_reply, recorded_request, request_digest
+from hugginggpt.tools.llm.records import (
+    LLMCall,
+    check_budget,
+    recorded_reply,
+    recorded_request,
+    request_digest,
+)
+from hugginggpt.tools.llm.retries import backoff_s, retryable, tries_per_endpoint
 from hugginggpt.tools.llm.router import ROUTER
 from hugginggpt.tools.llm.settings import LLMSettings
 from hugginggpt.tools.redact import install_log_redaction, redact
@@ -55,7 +72,6 @@ if TYPE_CHECKING:  # its module takes 0.07 s to import; a run with no LLM needs 
 
 __all__ = ["complete", "StreamInterruptedError", "StreamListener"]
 
-_log = logging.getLogger(__name__)
 
 _HF_HOSTS = (".huggingface.cloud", ".huggingface.co", "huggingface.co", ".hf.space")
 
@@ -105,11 +121,10 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
     )
 
 
-def _client(endpoint: Endpoint, settings: LLMSettings, several: bool) -> BaseChatModel:
-    retries = endpoint.max_retries
-    if retries is None:  # with somewhere else to go, fail over rather than retry
-        retries = 0 if several else settings.llm_max_retries
-    return _build(endpoint, endpoint.timeout_s or settings.llm_timeout_s, retries)
+def _client(endpoint: Endpoint, timeout_s: float) -> BaseChatModel:
+    # no retries inside the client: they are the loop's in complete(), which stops at
+    # an endpoint that does not answer (the client would wait out the timeout again)
+    return _build(endpoint, timeout_s, 0)
 
 
 def _probe(endpoint: Endpoint) -> None:
@@ -178,6 +193,17 @@ def _as_streamed(raw: AIMessage, timer: _Timer) -> AIMessage:
     return raw.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
 
 
+def _progress_writer() -> Callable[[dict[str, Any]], None]:
+    """The running graph's stream writer, for ``wait`` events (the progress display says
+    what a run waits for, and for how long); a no-op outside a graph."""
+    from langgraph.config import get_stream_writer
+
+    try:
+        return get_stream_writer()
+    except RuntimeError:
+        return lambda event: None
+
+
 def _usage(raw: AIMessage) -> tuple[int, int]:
     usage: dict[str, Any] = dict(raw.usage_metadata or {})
     return int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
@@ -192,73 +218,24 @@ class StreamInterruptedError(LLMCallError):
     """A streamed reply stopped before its end (the connection dropped mid-stream)."""
 
 
-# ------------------------------------------------------------------ limits
-
-def _check_budget(settings: LLMSettings, role: str, calls: list[LLMCall],
-                  spent: tuple[int, int]) -> None:
-    used_calls = spent[0] + len(calls)
-    used_tokens = spent[1] + sum(c.prompt_tokens + c.completion_tokens for c in calls)
-    if used_calls >= settings.max_llm_calls:
-        raise LLMBudgetError(
-            f"the run has made {used_calls} LLM calls, its limit (max_llm_calls = "
-            f"{settings.max_llm_calls}); the {role} was not asked. Raise the limit with "
-            "HUGGINGGPT_MAX_LLM_CALLS if the run needs more")
-    if used_tokens >= settings.max_llm_tokens:
-        raise LLMBudgetError(
-            f"the run has used {used_tokens} LLM tokens, its limit (max_llm_tokens = "
-            f"{settings.max_llm_tokens}); the {role} was not asked. Raise the limit with "
-            "HUGGINGGPT_MAX_LLM_TOKENS if the run needs more")
-
-
-# ------------------------------------------------------------------ credentials
-
-def _without(config: RoutingConfig, role: Role, missing: dict[str, str], digest: str,
-             messages: list[BaseMessage], calls: list[LLMCall], need: int,
-             turn: int) -> RoutingConfig:
-    """The configuration without the endpoints that lack their key or token (no request
-    is made to them).
-
-    Raises:
-        LLMCredentialsError: none of the role's endpoints has its credentials; each is
-            recorded as a failed call, saying what it lacks.
-    """
-    kept = tuple(e for e in config.endpoints if e.name not in missing)
-    if any(role in e.roles for e in kept):
-        for why in missing.values():
-            _log.warning("LLM endpoint skipped for the %s: %s", role, why)
-        return replace(config, endpoints=kept)
-    error = LLMCredentialsError(f"the {role} LLM cannot be called: " + "; ".join(
-        missing.values()))
-    for attempt, endpoint in enumerate(config.for_role(role), 1):
-        calls.append(LLMCall(
-            role=role, llm=endpoint.label, endpoint=endpoint.name, tier=endpoint.tier,
-            need=need, turn=turn, attempt=attempt, digest=digest, at=time.time(),
-            request=recorded_request(messages), ok=False,
-            error=f"not called: {missing[endpoint.name]}"))
-    calls[-1] = calls[-1].model_copy(update={"outcome": error.description})
-    raise error
-
-
 # ------------------------------------------------------------------ the call
 
-_TRIES_PER_ENDPOINT = 2
-
-
-def _attempts(config: RoutingConfig, role: str, need: int,
-              cheapest: bool = False) -> Iterator[Endpoint]:
-    """The endpoints to try for one call, in turn. ``least-busy`` and ``lowest-latency``
+def _attempts(config: RoutingConfig, role: str, need: int, tries: Callable[[Endpoint], int],
+              run: str | None, cheapest: bool = False) -> Iterator[Endpoint]:
+    """The endpoints to try for one call, in turn, leaving out those that did not
+    answer (:mod:`~hugginggpt.tools.llm.breaker`). ``least-busy`` and ``lowest-latency``
     rank again after each failure, with what it changed (the calls in flight, an
-    endpoint taken out), and try each endpoint at most twice; ``round-robin`` and
-    ``strongest`` try each endpoint once, in their order."""
+    endpoint taken out), and try each endpoint at most ``tries(endpoint)`` times;
+    ``round-robin`` and ``strongest`` try each endpoint once, in their order."""
     if config.strategy in ("round-robin", "strongest"):
-        yield from ROUTER.order(config, role, need, cheapest=cheapest)
+        for endpoint in ROUTER.order(config, role, need, cheapest=cheapest):
+            if BREAKER.down(endpoint, run) is None:
+                yield endpoint
         return
     tried: dict[str, int] = {}
-    # a lone endpoint's retries are its own (max_retries), not the router's
-    tries = _TRIES_PER_ENDPOINT if len(config.for_role(role)) > 1 else 1
     while True:
         left = [e for e in ROUTER.order(config, role, need, cheapest=cheapest)
-                if tried.get(e.name, 0) < tries]
+                if tried.get(e.name, 0) < tries(e) and BREAKER.down(e, run) is None]
         if not left:
             return
         tried[left[0].name] = tried.get(left[0].name, 0) + 1
@@ -307,7 +284,7 @@ def complete(
             ``llm_call_errors()`` when the role has a single endpoint.
     """
     digest = request_digest(role, messages)
-    _check_budget(settings, role, calls, spent)
+    check_budget(settings, role, calls, spent)
     if settings.replay is not None:
         if not settings.replay.serves(role):  # the recorded run had no LLM for it
             raise LLMNotConfiguredError(NOT_CONFIGURED_HELP)
@@ -320,17 +297,34 @@ def complete(
     if config is None or not endpoints:
         raise LLMNotConfiguredError(NOT_CONFIGURED_HELP)
     if missing := {e.name: why for e in endpoints if (why := missing_credentials(e))}:
-        config = _without(config, role, missing, digest, messages, calls, need, turn)
+        config = without_missing(config, role, missing, digest, messages, calls, need, turn)
         endpoints = config.for_role(role)
 
+    run = run_key(turn)
+    tell = _progress_writer()
+    base: dict[str, Any] = {"role": role, "need": need, "turn": turn, "digest": digest,
+                            "request": recorded_request(messages), "at": time.time()}
+    refuse_if_down(role, endpoints, run, base, calls)
+    several = len(endpoints) > 1
+
+    def tries(endpoint: Endpoint) -> int:
+        return tries_per_endpoint(endpoint, settings, several)
+
     failures: list[tuple[Endpoint, BaseException]] = []
-    for attempt, endpoint in enumerate(_attempts(config, role, need, cheapest), 1):
+    downs: dict[str, Down] = {}
+    for attempt, endpoint in enumerate(_attempts(config, role, need, tries, run, cheapest), 1):
         if attempt > 1:
-            _check_budget(settings, role, calls, spent)
-        record: dict[str, Any] = {"role": role, "llm": endpoint.label, "endpoint": endpoint.name,
-                  "tier": endpoint.tier, "need": need, "turn": turn, "attempt": attempt,
-                  "digest": digest, "request": recorded_request(messages), "at": time.time()}
-        llm = _client(endpoint, settings, len(endpoints) > 1)
+            check_budget(settings, role, calls, spent)
+            previous, last_error = failures[-1]
+            if previous.name == endpoint.name:  # the same endpoint again: back off
+                if not several and not retryable(last_error):
+                    break
+                time.sleep(backoff_s(last_error, sum(e.name == endpoint.name for e, _ in failures)))
+        timeout_s = bounded_timeout(settings, endpoint, role, run)
+        record: dict[str, Any] = base | {"llm": endpoint.label, "endpoint": endpoint.name,
+                                         "tier": endpoint.tier, "attempt": attempt,
+                                         "at": time.time()}
+        llm = _client(endpoint, timeout_s)
         runnable: Any = llm
         if schema is not None:
             runnable = llm.with_structured_output(
@@ -340,6 +334,8 @@ def complete(
         config_ = merge_configs(ensure_config(), {"callbacks": [timer]})
         ticket = ROUTER.begin(endpoint)
         started = time.monotonic()
+        waiting = {"type": "wait", "key": f"llm {id(timer)}"}  # unique while it waits
+        tell(waiting | {"event": "start", "what": f"the {role} LLM at {endpoint.label}"})
         try:
             out = runnable.invoke(messages, config=config_)
             raw = cast(AIMessage, out["raw"] if schema is not None else out)
@@ -347,15 +343,26 @@ def complete(
                 raise StreamInterruptedError(
                     "the endpoint closed the stream before the reply ended")
         except Exception as exc:
+            tell(waiting | {"event": "end"})
             latency = time.monotonic() - started
+            BREAKER.add_wait(run, latency)
             ROUTER.failed(ticket, config, _error(exc))
             calls.append(LLMCall(**record, ok=False, error=_error(exc),
                                  latency_s=round(latency, 4)))
             if not isinstance(exc, llm_call_errors()):
                 raise  # a bug, not an endpoint failure
+            down = not_answered(exc, endpoint, timeout_s, began=timer.first is not None,
+                                answered_before=ROUTER.answered_before(endpoint))
+            if down is not None:
+                BREAKER.trip(endpoint, config, run, down)
+                ROUTER.take_out(endpoint, config)
+                downs[endpoint.name] = down
             failures.append((endpoint, exc))
             continue
+        tell(waiting | {"event": "end"})
         latency = time.monotonic() - started
+        BREAKER.add_wait(run, latency)
+        BREAKER.answered(endpoint)
         raw = _as_streamed(raw, timer)
         ttft = (timer.first - started) if timer.first is not None else None
         prompt_tokens, completion_tokens = _usage(raw)
@@ -367,10 +374,21 @@ def complete(
             cost=endpoint.cost(prompt_tokens, completion_tokens), reply=recorded_reply(raw),
         ))
         return raw
+    if not failures:  # every endpoint went down while this call waited for its turn
+        refuse_if_down(role, endpoints, run, base, calls)
+        raise LLMCallError(f"no {role} LLM endpoint could be asked")
     names = {e.name for e, _ in failures}
-    final = failures[-1][1] if len(names) == 1 else LLMCallError(
-        f"all {len(names)} endpoints failed ({len(failures)} attempts): "
-        + "; ".join(f"{e.name}: {_error(exc)}" for e, exc in failures))
+    last_endpoint, last = failures[-1]
+    final: BaseException
+    if len(names) == 1 and (down := downs.get(last_endpoint.name)) is not None:
+        final = LLMNotAnsweringError(role, down, earlier=False)
+        final.__cause__ = last
+    elif len(names) == 1:
+        final = last
+    else:
+        final = LLMCallError(
+            f"all {len(names)} endpoints failed ({len(failures)} attempts): "
+            + "; ".join(f"{e.name}: {_error(exc)}" for e, exc in failures))
     # what the run is told, so that a replay tells it the same
     calls[-1] = calls[-1].model_copy(update={"outcome": describe_llm_error(final, role)})
     raise final

@@ -11,10 +11,20 @@ is set.
 
 from __future__ import annotations
 
-from hugginggpt.tools.env import env
-from hugginggpt.tools.llm.config import LLM_KEYS, Endpoint
+import logging
+import time
+from dataclasses import replace
 
-__all__ = ["api_key", "hf_token", "missing_credentials"]
+from langchain_core.messages import BaseMessage
+
+from hugginggpt.tools.env import env
+from hugginggpt.tools.errors import LLMCredentialsError
+from hugginggpt.tools.llm.config import LLM_KEYS, Endpoint, Role, RoutingConfig
+from hugginggpt.tools.llm.records import LLMCall, recorded_request
+
+__all__ = ["api_key", "hf_token", "missing_credentials", "without_missing"]
+
+_log = logging.getLogger("hugginggpt.tools.llm.client")
 
 _HF_TOKENS = ("HF_TOKEN", "HUGGINGFACEHUB_API_TOKEN")
 
@@ -64,3 +74,30 @@ def missing_credentials(endpoint: Endpoint) -> str | None:
         return (f"{endpoint.label} reads its key from {' or '.join(names)} (its "
                 f"api_key_env), which is not set: export {names[0]}=...")
     return None
+
+
+def without_missing(config: RoutingConfig, role: Role, missing: dict[str, str], digest: str,
+                    messages: list[BaseMessage], calls: list[LLMCall], need: int,
+                    turn: int) -> RoutingConfig:
+    """The configuration without the endpoints that lack their key or token (no request
+    is made to them).
+
+    Raises:
+        LLMCredentialsError: none of the role's endpoints has its credentials; each is
+            recorded as a failed call, saying what it lacks.
+    """
+    kept = tuple(e for e in config.endpoints if e.name not in missing)
+    if any(role in e.roles for e in kept):
+        for why in missing.values():
+            _log.warning("LLM endpoint skipped for the %s: %s", role, why)
+        return replace(config, endpoints=kept)
+    error = LLMCredentialsError(f"the {role} LLM cannot be called: " + "; ".join(
+        missing.values()))
+    for attempt, endpoint in enumerate(config.for_role(role), 1):
+        calls.append(LLMCall(
+            role=role, llm=endpoint.label, endpoint=endpoint.name, tier=endpoint.tier,
+            need=need, turn=turn, attempt=attempt, digest=digest, at=time.time(),
+            request=recorded_request(messages), ok=False,
+            error=f"not called: {missing[endpoint.name]}"))
+    calls[-1] = calls[-1].model_copy(update={"outcome": error.description})
+    raise error

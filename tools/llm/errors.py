@@ -9,13 +9,13 @@ LLM configured never builds a client. An openai exception can only be raised onc
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Literal
 
 from hugginggpt.tools.errors import LLMCallError
 from hugginggpt.tools.redact import redact
 from hugginggpt.tools.text import MAX_MESSAGE, clip
 
-__all__ = ["llm_call_errors", "describe_llm_error"]
+__all__ = ["llm_call_errors", "describe_llm_error", "not_answering"]
 
 _ALWAYS: tuple[type[BaseException], ...] = (TimeoutError, ConnectionError, LLMCallError)
 
@@ -42,6 +42,19 @@ def _loaded(module: str, name: str) -> Any:
 
 class _Never(BaseException):
     """Stands for a class of a library that is not loaded: never raised."""
+
+
+def not_answering(exc: BaseException) -> Literal["timeout", "connect"] | None:
+    """Whether an endpoint failure means it did not answer: it timed out, or the
+    connection failed (a timeout first: openai's ``APITimeoutError`` is also an
+    ``APIConnectionError``). None for any other failure (an HTTP error is an answer)."""
+    if isinstance(exc, (_loaded("openai", "APITimeoutError"), TimeoutError,
+                        _loaded("httpx", "TimeoutException"))):
+        return "timeout"
+    if isinstance(exc, (_loaded("openai", "APIConnectionError"),
+                        _loaded("httpx", "ConnectError"), ConnectionError)):
+        return "connect"
+    return None
 
 
 def describe_llm_error(exc: BaseException, label: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 
 from hugginggpt.tools.errors import LLMBudgetError, LLMNotConfiguredError, ToolExecutionError
+from hugginggpt.tools.llm.breaker import BREAKER
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import EXPERT_ROLE, ConfigError, describe_llm, routing_config
 from hugginggpt.tools.llm.credentials import missing_credentials
@@ -40,7 +41,8 @@ NO_LLM = ("no LLM configured (give --llm, --llm-base-url or --llm-config, or set
 def expert_unavailable(settings: LLMSettings) -> str | None:
     """Why this run's LLM cannot serve as an expert, or None when it can: it is
     configured, some endpoint serves the ``expert`` role, and one of those has its
-    key or token (no request is made to find out)."""
+    key or token and is not cooling down after it did not answer (no request is made
+    to find out)."""
     if settings.replay is not None:
         if settings.replay.serves(EXPERT_ROLE):
             return None
@@ -58,7 +60,15 @@ def expert_unavailable(settings: LLMSettings) -> str | None:
         return ('no LLM endpoint serves the expert role (its roles leave it out; add '
                 '"expert" to the roles of an endpoint)')
     missing = [why for e in endpoints if (why := missing_credentials(e)) is not None]
-    return "; ".join(missing) if len(missing) == len(endpoints) else None
+    if len(missing) == len(endpoints):
+        return "; ".join(missing)
+    # an endpoint that just did not answer (in this run or another in the process) is
+    # not offered as an expert until its cool-down is over
+    down = [d for e in endpoints if (d := BREAKER.down(e, None)) is not None]
+    if len(down) == len(endpoints):
+        return (f"its LLM {down[0].llm} {down[0].what()} and is not asked again for "
+                f"{down[0].cooling_s or 0:.0f} s ({down[0].advice()})")
+    return None
 
 
 def expert_settings(settings: LLMSettings) -> dict[str, Any]:

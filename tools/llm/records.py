@@ -18,10 +18,12 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, Field
 
+from hugginggpt.tools.errors import LLMBudgetError
+from hugginggpt.tools.llm.settings import LLMSettings
 from hugginggpt.tools.redact import redact
 
-__all__ = ["LLMCall", "recorded_request", "recorded_reply", "request_digest", "stable_text",
-           "run_spend", "usage_totals"]
+__all__ = ["LLMCall", "check_budget", "recorded_request", "recorded_reply", "request_digest",
+           "stable_text", "run_spend", "usage_totals"]
 
 _MAX_RECORDED_CHARS = 20_000
 
@@ -132,3 +134,21 @@ def usage_totals(calls: list[LLMCall]) -> dict[str, Any]:
         "cost": round(sum(c.cost for c in calls), 6),
         "latency_s": round(sum(c.latency_s for c in calls), 4),
     }
+
+
+def check_budget(settings: LLMSettings, role: str, calls: list[LLMCall],
+                 spent: tuple[int, int]) -> None:
+    """Raise when the run has used its LLM calls or tokens (``spent`` before this
+    node, and this node's ``calls``): the role is not asked."""
+    used_calls = spent[0] + len(calls)
+    used_tokens = spent[1] + sum(c.prompt_tokens + c.completion_tokens for c in calls)
+    if used_calls >= settings.max_llm_calls:
+        raise LLMBudgetError(
+            f"the run has made {used_calls} LLM calls, its limit (max_llm_calls = "
+            f"{settings.max_llm_calls}); the {role} was not asked. Raise the limit with "
+            "HUGGINGGPT_MAX_LLM_CALLS if the run needs more")
+    if used_tokens >= settings.max_llm_tokens:
+        raise LLMBudgetError(
+            f"the run has used {used_tokens} LLM tokens, its limit (max_llm_tokens = "
+            f"{settings.max_llm_tokens}); the {role} was not asked. Raise the limit with "
+            "HUGGINGGPT_MAX_LLM_TOKENS if the run needs more")

@@ -185,6 +185,12 @@ class Router:
             if stats.consecutive_failures >= config.failure_threshold:
                 self._open(stats, config)
 
+    def take_out(self, endpoint: Endpoint, config: RoutingConfig) -> None:
+        """Take the endpoint out now, whatever the threshold: it did not answer
+        (see :mod:`~hugginggpt.tools.llm.breaker`)."""
+        with self._lock:
+            self._open(self._get(endpoint), config)
+
     def _open(self, stats: _Stats, config: RoutingConfig) -> None:
         stats.cooldown_s = min(_MAX_COOLDOWN_S, stats.cooldown_s * 2 or config.cooldown_s)
         stats.open_until = time.monotonic() + stats.cooldown_s
@@ -214,6 +220,13 @@ class Router:
                     stats.probing = False
 
         threading.Thread(target=run, name=f"probe-{endpoint.name}", daemon=True).start()
+
+    def answered_before(self, endpoint: Endpoint) -> bool:
+        """Whether the endpoint has replied to a call in this process (a timeout after
+        that is a slow endpoint, not a silent one)."""
+        with self._lock:
+            stats = self._stats.get(endpoint.key)
+            return stats is not None and stats.calls > stats.failures
 
     def health(self) -> dict[str, dict[str, Any]]:
         """Per endpoint: state (up, out, probing), load, failures, recent latency."""
