@@ -47,8 +47,8 @@ from hugginggpt.tools.experts.catalog import ModelCard
 from hugginggpt.tools.experts.lite.engines import embed
 from hugginggpt.tools.languages import BY_NAME
 
-__all__ = ["INTENT_TASKS", "KIND_WORDS", "RELATED", "Intent", "card_kind", "cue_words",
-           "focus", "intent_clause", "intent_part", "read_intent"]
+__all__ = ["ASKED_ONLY", "INTENT_TASKS", "KIND_WORDS", "RELATED", "Intent", "card_kind",
+           "cue_words", "focus", "intent_clause", "intent_part", "read_intent"]
 
 INTENT_TASKS = frozenset({"text-classification", "audio-classification",
                           "image-classification"})
@@ -67,6 +67,9 @@ KIND_WORDS: dict[str, tuple[str, ...]] = {
 }
 """Stems per kind: a word matches a stem it starts with, up to four letters longer (a
 Chinese stem matches anywhere in a run of Chinese characters)."""
+
+ASKED_ONLY = frozenset({"language"})
+"""Kinds a model serves only when the request asks for them by name."""
 
 RELATED = frozenset({frozenset({"sentiment", "emotion"})})
 """Kinds close enough that a model of one may answer a question about the other."""
@@ -315,10 +318,12 @@ def intent_part(card: ModelCard | None, kind: str | None) -> float | None:
     """The ``intent`` part of a card's score: :data:`MATCH` for a card of the kind asked
     for, :data:`CLOSE` for a related kind, 0 when either kind is unknown, and None for a
     card of another kind: it is no candidate (a language detector never answers "is it
-    positive?", not even as a fallback)."""
-    if kind is None:
-        return 0.0
+    positive?", not even as a fallback). A language detector answers only a question
+    about languages: when the words ask for no kind it is no candidate either, since its
+    answer (a language's name) would pass for what was asked."""
     own = card_kind(card)
+    if kind is None:
+        return None if own in ASKED_ONLY else 0.0
     if own is None:
         return 0.0
     if own == kind:

@@ -184,7 +184,7 @@ def test_the_answer_for_each_task_type(task, outputs, args, model, backend, requ
     ([{"label": "fr", "score": 0.9999957}], "lite/lingua", "lite",
      "The text is in French (100%)."),
     ([{"label": "zh-cn", "score": 0.857}, {"label": "ko", "score": 0.142}], "lite/lingua",
-     "lite", "The text is in Chinese (86%); maybe Korean (14%)."),
+     "lite", "The text is in Chinese (86%); then Korean (14%)."),
     ([{"label": "joy", "score": 0.9132}, {"label": "surprise", "score": 0.05}],
      "j-hartmann/emotion-english-distilroberta-base", "local", "The text expresses joy (91%)."),
     ([{"label": "sports", "score": 0.7211}, {"label": "politics", "score": 0.2013},

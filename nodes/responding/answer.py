@@ -82,17 +82,27 @@ def _limits(task: str, model: str | None, backend: str | None) -> str:
                  if card.id == model and card.task == task and card.limits), "")
 
 
+def _looks_for(task: str, model: str | None, backend: str | None) -> str:
+    """What a detector looks for: a specialist card's first subject ("faces"), else
+    "objects"."""
+    if not model or not backend:
+        return "objects"
+    return next((card.subjects[0] for t in find_tools(task, model, [backend])
+                 for card in t.cards if card.id == model and card.subjects), "objects")
+
+
 def _done(st: Subtask, result: SubtaskResult, request: str, steps: dict[int, int],
           plan: dict[int, Subtask], workspace: str | None) -> str:
     outputs = shown_refs(result.outputs, workspace) if workspace else result.outputs
     sentence = say(Finished(
         task=st.task, outputs=outputs, args=st.args, request=request,
         model=result.model or "",
-        probabilities=_probabilities(st.task, result.model, result.backend)))
+        probabilities=_probabilities(st.task, result.model, result.backend),
+        looks_for=_looks_for(st.task, result.model, result.backend)))
     if result.cached:
         sentence = _from_cache(sentence)
-    if doubt := _uncertain(result, steps, plan):
-        sentence += f"\n{doubt}"
+    if doubt := _uncertain(result, steps, plan):  # beside the claim it doubts
+        sentence += ("\n" if "\n" in sentence else " ") + doubt
     if limits := _limits(st.task, result.model, result.backend):
         sentence += f"\nNote: {limits}"
     return sentence

@@ -46,6 +46,9 @@ class Finished:
     probabilities: bool = True
     """Whether its label scores are probabilities (shown as percents); a card that says
     they are not (cosines, detector scores) makes them plain numbers."""
+    looks_for: str = "objects"
+    """What a detector looks for, in the plural: a specialist's card names it ("faces"),
+    so that finding none is said in the words of the question."""
 
 
 # ------------------------------------------------------------------ classification
@@ -77,7 +80,7 @@ def _classified(done: Finished, what: str) -> str:
         others = [f"{lang} ({shown_score(label.get('score'), done.probabilities)})"
                   for lang, label in zip(language[1:], labels[1:3], strict=False)
                   if isinstance(label.get("score"), float) and label["score"] >= 0.05]
-        also = f"; maybe {listed(others)}" if others else ""
+        also = f"; then {listed(others)}" if others else ""
         spoken = "speech" if what == "recording" else what
         return f"The {spoken} is in {language[0]}{shown}{also}."
     key = name.lower()
@@ -158,7 +161,7 @@ def _objects(done: Finished) -> str:
     found = label_items(done.outputs.get("objects"))
     where = f"the annotated image is at {file_shown(done.outputs.get('image'))}"
     if not found:
-        return f"No objects were found; {where}."
+        return f"No {done.looks_for} were found; {where}."
     groups: dict[str, list[Any]] = {}
     for item in found:
         groups.setdefault(label_name(item), []).append(item.get("score"))

@@ -235,8 +235,8 @@ def from_vader(scores: dict[str, float]) -> Confidence:
     verdict = "positive" if compound >= 0.05 else "negative" if compound <= -0.05 else ""
     reasons = []
     if not verdict:
-        reasons.append("VADER found no clear sentiment (its 'neutral' means it found "
-                       "little to go on)" if max(pos, neg) == 0 else
+        reasons.append("VADER found none of its sentiment words in the text, so it has "
+                       "nothing to go on" if max(pos, neg) == 0 else
                        "VADER's positive and negative words cancel out")
     else:
         against, for_ = (neg, pos) if compound > 0 else (pos, neg)

@@ -178,10 +178,10 @@ _register(
 _register(
     summarize, "summarization", TEXTRANK,
     "Extractive summary: TextRank (summa package) keeps the most central sentences, "
-    "about a quarter of them (1 to 5), word for word and in their original order; it "
-    "never rewrites or shortens a sentence. Texts too short or too disconnected for "
-    "TextRank get their first sentences. Stemming for 16 languages (detected with "
-    "lingua), English otherwise.",
+    "about a quarter of them (1 to 5, at least 2 of 4 or more), word for word and in "
+    "their original order; it never rewrites or shortens a sentence. Texts too short or "
+    "too disconnected for TextRank get their first sentences. Stemming for 16 "
+    "languages (detected with lingua), English otherwise.",
     license="mit", languages=sorted(SUMMA_LANGUAGES), size_mb=0.6, latency_s=0.1,
 )
 _register(

@@ -53,8 +53,13 @@ VADER_NEUTRAL_BAND = 0.05
 """VADER's documented threshold: |compound| below it is neutral."""
 SUMMARY_RATIO = 0.25
 MAX_SUMMARY_SENTENCES = 5
+MIN_SUMMARY_FROM = 4
+"""A text of this many sentences or more keeps at least two: one sentence of a short
+note is its headline, not its summary."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t][^\n]*$", re.MULTILINE)
+"""A Markdown heading line: a title, not a sentence to summarise."""
 SUMMA_LANGUAGES = {code: name_of(code).lower() for code in (
     "ar", "da", "de", "en", "es", "fi", "fr", "hu", "it", "nl", "no", "pl", "pt", "ro", "ru",
     "sv")}
@@ -235,12 +240,13 @@ def _summa_language(text: str) -> str:
 
 
 def _unwrapped(text: str) -> str:
-    """The text with each paragraph on one line (blank lines separate paragraphs).
+    """The text with each paragraph on one line (blank lines separate paragraphs), and
+    without Markdown headings.
 
     summa ends a sentence at every line break, so hard-wrapped prose (e-mail, OCR
     output with one row per line) would be cut into fragments mid-sentence.
     """
-    paragraphs = _PARAGRAPH_BREAK.split(text)
+    paragraphs = _PARAGRAPH_BREAK.split(_HEADING.sub("", text))
     return "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
 
 
@@ -261,7 +267,8 @@ def summarize(text: str) -> str:
     sentences = [s.strip() for s in split_sentences(text) if s.strip()]
     if not sentences:
         raise ToolExecutionError(f"{TEXTRANK}: found no sentence in the text")
-    keep = min(MAX_SUMMARY_SENTENCES, max(1, int(len(sentences) * SUMMARY_RATIO + 0.5)))
+    least = 1 if len(sentences) < MIN_SUMMARY_FROM else 2
+    keep = min(MAX_SUMMARY_SENTENCES, max(least, int(len(sentences) * SUMMARY_RATIO + 0.5)))
     language = _summa_language(text)
     with SUMMA_LOCK:
         scored = engine.summarize(
