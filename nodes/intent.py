@@ -323,7 +323,8 @@ def intent_part(card: ModelCard | None, kind: str | None) -> float | None:
     answer (a language's name) would pass for what was asked."""
     own = card_kind(card)
     if kind is None:
-        return None if own in ASKED_ONLY else 0.0
+        return None if own in ASKED_ONLY and card is not None \
+            and card.task in INTENT_TASKS else 0.0
     if own is None:
         return 0.0
     if own == kind:

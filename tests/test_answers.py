@@ -396,7 +396,7 @@ def test_a_sentiment_request_offline_is_answered_in_a_sentence(compiled, workspa
     assert top["label"] == "NEGATIVE"
     # one cue word ("rude"): VADER's verdict is weak, and the answer says so
     assert out["response"] == (
-        f"The review is negative ({round(top['score'] * 100)}%).\n"
+        f"The review is negative ({round(top['score'] * 100)}%). "
         "Uncertain. Leaning negative: VADER's evidence is weak (compound -0.46, under 0.5; "
         "its percentage is not a probability).\n\n"
         "(Written without a responder LLM; to have an LLM write the answer, set "

@@ -124,7 +124,8 @@ def test_python_gets_an_aborted_result_not_an_exception(tmp_path):
                             planner="llm", workspace=str(tmp_path / "ws"))
     assert result.status == "aborted"
     assert result.abort_reason and "export OPENAI_API_KEY=sk-..." in result.abort_reason
-    planned = hugginggpt.run("Summarize: a text", llm="gpt-4o-mini", backend="dry-run",
+    planned = hugginggpt.run("Summarize: The museum reopens on Saturday after a long "
+                             "renovation.", llm="gpt-4o-mini", backend="dry-run",
                              workspace=str(tmp_path / "ws"))  # planner auto: offline
     assert planned.status == "completed" and "export OPENAI_API_KEY=sk-..." in \
         planned.planner_fallback
