@@ -71,7 +71,7 @@ def test_an_echoed_key_reaches_nothing_we_write(capsys, caplog, monkeypatch, tmp
                       f'base_url = "http://{credentials}{llm_server.url[7:]}"\n'
                       f'api_key_env = "OPENAI_API_KEY"\n')
     caplog.set_level(logging.DEBUG)
-    code = main(["run", "Summarize this", "--llm-config", str(config), "--dry-run",
+    code = main(["run", "Summarize this: the meeting moved to Friday.", "--llm-config", str(config), "--dry-run",
                  "--json", "--workspace", str(workspace), "--thread", "leak",
                  "--planner", planner])
     out, err = capsys.readouterr()

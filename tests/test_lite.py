@@ -270,8 +270,10 @@ EXPECTED = {
     "automatic-speech-recognition": [POCKETSPHINX],
     "object-detection": [HAAR_FACES],
 }
-QUERIES = {"object-detection": Query(text="Find the faces in team.jpg")}
-"""The face detector is offered only to a request about faces or people."""
+QUERIES = {"object-detection": Query(text="Find the faces in team.jpg"),
+           "text-classification": Query(text="Which language is this?", intent="language")}
+"""The face detector is offered only to a request about faces or people; the language
+detector only to a question about languages."""
 
 
 def test_every_lite_engine_is_labelled_and_carries_a_card():
@@ -295,22 +297,28 @@ def test_every_lite_engine_is_labelled_and_carries_a_card():
 @pytest.mark.parametrize("task", sorted(EXPECTED))
 def test_selection_in_lite_mode_picks_the_lite_engines(task):
     ranked = rank_candidates(task, load_catalog(), LITE_BACKEND, QUERIES.get(task))
-    assert [c.model for c in ranked] == EXPECTED[task]
+    expected = [LINGUA] if task == "text-classification" else EXPECTED[task]
+    assert [c.model for c in ranked] == expected
     assert {c.backend for c in ranked} == {LITE_BACKEND}
     assert all(c.card is not None and c.card.description for c in ranked)
 
 
-@pytest.mark.parametrize(("request_text", "first"), [
-    ("Is this review positive or negative?", VADER),
-    ("Which language is this letter written in?", LINGUA),
+@pytest.mark.parametrize(("request_text", "intent", "first", "offered"), [
+    ("Is this review positive or negative?", "sentiment", VADER, {VADER, VADER_FR, SNOWNLP}),
+    ("Which language is this letter written in?", "language", LINGUA, {LINGUA}),
+    # words that ask for no kind: the sentiment engines, never the language detector,
+    # whose answer (a language's name) would pass for what was asked
+    ("What do you make of this letter?", None, VADER, {VADER, VADER_FR, SNOWNLP}),
 ])
-def test_the_cards_steer_text_classification_to_the_engine_that_fits(request_text, first):
+def test_the_cards_steer_text_classification_to_the_engine_that_fits(
+        request_text, intent, first, offered):
     task = get_task_type("text-classification")
     assert task is not None
-    query = Query(text=f"{task.description} | request: {request_text}", language="en")
+    query = Query(text=f"{task.description} | request: {request_text}", language="en",
+                  intent=intent)
     ranked = rank_candidates(task.name, load_catalog(), LITE_BACKEND, query)
     assert [c.model for c in ranked][0] == first
-    assert {c.model for c in ranked} == {VADER, LINGUA, VADER_FR, SNOWNLP}
+    assert {c.model for c in ranked} == offered
 
 
 def test_keywords_are_not_offered_as_named_entities():
