@@ -246,7 +246,12 @@ async def _run(graph_input: Any, thread_id: str, context: Context, checkpoint_ur
             if isinstance(graph_input, Command) and not before.interrupts:
                 raise ArgumentError(f"thread {thread_id!r} is not waiting for an approval")
         snapshot, interrupted = await drive(app, graph_input, thread_id, context, on_event)
-    return RunResult.from_snapshot(thread_id, snapshot, context.workspace, interrupted)
+    result = RunResult.from_snapshot(thread_id, snapshot, context.workspace, interrupted)
+    from hugginggpt.nodes.responding.advice import for_caller
+
+    said = {name: for_caller(text, context.caller) for name in ("abort_reason",
+            "planner_fallback") if (text := getattr(result, name))}  # as the answer says it
+    return result.model_copy(update=said)
 
 
 async def arun(

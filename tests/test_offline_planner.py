@@ -75,7 +75,8 @@ def test_a_clause_no_cue_covers_takes_the_task_of_the_nearest_one_step_example()
     assert found.describe().startswith("offline: read from the request (clauses matched to "
                                        "bank examples b-quote")
     assert found.items[0]["task"] == "translation"
-    assert found.items[0]["args"] == {"text": "good night", "tgt_lang": "it"}
+    # a short text's source language only where lingua is sure of it
+    assert found.items[0]["args"] == {"text": "good night", "tgt_lang": "it", "src_lang": "en"}
 
 
 def test_offline_plan_says_when_it_cannot():

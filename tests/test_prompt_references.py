@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from hugginggpt.tools.artifacts import where_shown
 from hugginggpt.tools.experts.registry import ToolContext, register_tool
 from tests.conftest import run
 
@@ -44,9 +45,12 @@ def test_outputs_enter_the_responder_prompt_as_references(
     transcript = out["results"][1].outputs["text"]  # long text is kept as a file too
 
     prompt = llm_server.calls("responder")[0]["messages"][-1]["content"]
-    assert f"image file {image['path']} (artifact {image['artifact_id']}, " in prompt
+    # each file named where the caller finds it: the absolute path in the workspace
+    image_at, transcript_at = (where_shown(ref, context.workspace) for ref in (image, transcript))
+    assert Path(image_at).is_absolute() and image_at.endswith(image["path"])
+    assert f"image file {image_at} (artifact {image['artifact_id']}, " in prompt
     assert not _BASE64_RUN.search(prompt), "no encoded bytes in the prompt"
-    assert f"text file {transcript['path']} (artifact {transcript['artifact_id']}" in prompt
+    assert f"text file {transcript_at} (artifact {transcript['artifact_id']}" in prompt
     assert TRANSCRIPT not in prompt and TRANSCRIPT[:100] in prompt  # a preview
     assert len(prompt) < 2500
 

@@ -231,8 +231,9 @@ def corrupted_plans(draw: st.DrawFn, kind: str) -> tuple[list[dict[str, Any]], s
     if kind == "wrong-literal":
         data = [a for a in task.args if a.is_data]
         arg = draw(st.sampled_from(data))
-        if arg.kind == "text":
-            item["args"][arg.name] = draw(_file_literal(draw(st.sampled_from(list(SUFFIXES)))))
+        if arg.kind == "text":  # a text file (a .csv) is a text; any other file is not
+            kinds = [k for k in SUFFIXES if k != "table"]
+            item["args"][arg.name] = draw(_file_literal(draw(st.sampled_from(kinds))))
         else:
             item["args"][arg.name] = draw(st.sampled_from(
                 ["notes.txt", "a photo of a cat", "hello"] +
