@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
-from PIL import Image, ImageDraw, ImageFilter
+from PIL import Image, ImageDraw
 
+from hugginggpt.evaluation.answer_files import drawn_face as _drawn_face
 from hugginggpt.graph.context import Context
 from hugginggpt.nodes.ranking import Query, rank_candidates
 from hugginggpt.tools.artifacts import ArtifactStore
@@ -51,25 +52,6 @@ def _context(tmp_path: Path, task: str, model: str) -> ToolContext:
                        artifacts=ArtifactStore(tmp_path, "t"))
 
 
-def _drawn_face(path: Path, size: int = 400) -> Path:
-    """A grey face on a dark ground, as a Haar cascade sees faces: a light oval, dark eyes
-    under darker brows, a shaded nose and a mouth."""
-    image = Image.new("L", (size, size), 60)
-    draw = ImageDraw.Draw(image)
-    c, w, h, r = size // 2, int(size * 0.31), int(size * 0.4), int(size * 0.025)
-    draw.ellipse((c - w // 2, c - h // 2, c + w // 2, c + h // 2), fill=190)
-    ex, ey = int(w * 0.22), int(h * 0.12)
-    for side in (-1, 1):
-        draw.ellipse((c + side * ex - 2 * r, c - ey - r, c + side * ex + 2 * r, c - ey + r),
-                     fill=40)
-        draw.rectangle((c + side * ex - 2 * r - 4, c - ey - 3 * r,
-                        c + side * ex + 2 * r + 4, c - ey - 2 * r), fill=70)
-    draw.polygon([(c, c - ey), (c - r, c + int(h * 0.12)), (c + r, c + int(h * 0.12))],
-                 fill=150)
-    draw.ellipse((c - int(w * 0.2), c + int(h * 0.22), c + int(w * 0.2), c + int(h * 0.28)),
-                 fill=80)
-    image.filter(ImageFilter.GaussianBlur(size / 80)).convert("RGB").save(path)
-    return path
 
 
 def _street(path: Path) -> Path:

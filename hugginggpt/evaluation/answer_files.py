@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DRAWINGS", "FileSpecError", "check_file_spec", "materialise"]
+__all__ = ["drawn_face", "DRAWINGS", "FileSpecError", "check_file_spec", "materialise"]
 
 DRAWINGS = ("face", "street")
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
@@ -83,7 +83,7 @@ def _text_image(lines: list[str], path: Path) -> None:
     image.save(path)
 
 
-def _face(path: Path, size: int = 400) -> None:
+def drawn_face(path: Path, size: int = 400) -> Path:
     """A grey face on a dark ground, as a Haar cascade sees faces: a light oval, dark eyes
     under darker brows, a shaded nose and a mouth."""
     from PIL import Image, ImageDraw, ImageFilter
@@ -103,6 +103,7 @@ def _face(path: Path, size: int = 400) -> None:
     draw.ellipse((c - int(w * 0.2), c + int(h * 0.22), c + int(w * 0.2), c + int(h * 0.28)),
                  fill=80)
     image.filter(ImageFilter.GaussianBlur(size / 80)).convert("RGB").save(path)
+    return path
 
 
 def _street(path: Path) -> None:
@@ -145,7 +146,7 @@ def materialise(specs: Iterable[Mapping[str, Any]], folder: Path) -> list[Path]:
         elif kind == "speech":
             _speech(spec["speech"], spec.get("voice"), path)
         elif spec["drawing"] == "face":
-            _face(path)
+            drawn_face(path)
         else:
             _street(path)
         paths.append(path)
