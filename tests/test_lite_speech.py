@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from hugginggpt.evaluation.answer_files import drawn_face as _drawn_face
+from hugginggpt.evaluation.answer_files import drawn_street as _street
 from hugginggpt.graph.context import Context
 from hugginggpt.nodes.ranking import Query, rank_candidates
 from hugginggpt.tools.artifacts import ArtifactStore
@@ -52,18 +53,6 @@ def _context(tmp_path: Path, task: str, model: str) -> ToolContext:
                        artifacts=ArtifactStore(tmp_path, "t"))
 
 
-
-
-def _street(path: Path) -> Path:
-    """Something that is not a face: a road, a car-like box with wheels, a sky."""
-    image = Image.new("RGB", (480, 320), (120, 170, 230))
-    draw = ImageDraw.Draw(image)
-    draw.rectangle((0, 220, 480, 320), fill=(70, 70, 70))
-    draw.rectangle((120, 150, 360, 230), fill=(200, 30, 30))
-    for x in (170, 310):
-        draw.ellipse((x - 25, 205, x + 25, 255), fill=(20, 20, 20))
-    image.save(path)
-    return path
 
 
 # eSpeak NG

@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["drawn_face", "DRAWINGS", "FileSpecError", "check_file_spec", "materialise"]
+__all__ = ["drawn_face", "drawn_street", "DRAWINGS", "FileSpecError", "check_file_spec",
+           "materialise"]
 
 DRAWINGS = ("face", "street")
 _IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
@@ -106,7 +107,7 @@ def drawn_face(path: Path, size: int = 400) -> Path:
     return path
 
 
-def _street(path: Path) -> None:
+def drawn_street(path: Path) -> Path:
     """Not a face: a road, a red car-like box with wheels, a sky."""
     from PIL import Image, ImageDraw
 
@@ -117,6 +118,7 @@ def _street(path: Path) -> None:
     for x in (170, 310):
         draw.ellipse((x - 25, 205, x + 25, 255), fill=(20, 20, 20))
     image.save(path)
+    return path
 
 
 def _speech(text: str, voice: str | None, path: Path) -> None:
@@ -148,6 +150,6 @@ def materialise(specs: Iterable[Mapping[str, Any]], folder: Path) -> list[Path]:
         elif spec["drawing"] == "face":
             drawn_face(path)
         else:
-            _street(path)
+            drawn_street(path)
         paths.append(path)
     return paths
