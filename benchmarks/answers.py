@@ -22,7 +22,8 @@ Children run offline with no key, as ``hugginggpt eval --answers`` does: no
 token, ``HF_HUB_OFFLINE=1``; each tree with its own cache folder and without the result
 cache (``HUGGINGGPT_CACHE=0``). A sample whose run raises is wrong, with the error.
 
-The verdict is PASS when, after, the held-out half has at most 1 wrong answer in 30 and
+The verdict is PASS when, after, each held-out split (``held-out``, and ``fresh`` where
+the set has it) has at most 1 wrong answer in 30 and
 the whole set has more right answers than before; FAIL (exit code 1) otherwise. Run:
 ``python benchmarks/answers.py`` (``--limit N`` for the first N samples, ``--output
 FILE`` for every answer and judgement as JSON).
@@ -51,7 +52,7 @@ from hugginggpt.evaluation.answer_report import (  # noqa: E402
     AnswerReport,
     record_of,
 )
-from hugginggpt.evaluation.answers import AnswerSample, read_answer_samples  # noqa: E402
+from hugginggpt.evaluation.answers import HELD_OUT, AnswerSample, read_answer_samples  # noqa: E402
 
 BEFORE = "147235d"
 DATASET = ROOT / "evals" / "answers.jsonl"
@@ -146,11 +147,14 @@ def changes(before: AnswerReport, after: AnswerReport) -> list[str]:
 def verdict(before: AnswerReport, after: AnswerReport) -> list[str]:
     """What fails the targets (empty: PASS)."""
     failures = []
-    held = [r for r in after.records if r.sample.split == "held-out"]
-    wrong = AnswerReport.counts(held)["wrong"]
-    if not held or wrong > WRONG_TARGET * len(held):
-        failures.append(f"held-out: {wrong} of {len(held)} answers wrong after "
-                        f"(at most {WRONG_TARGET * len(held):.2f} allowed: 1 in 30)")
+    for name in HELD_OUT:
+        held = [r for r in after.records if r.sample.split == name]
+        wrong = AnswerReport.counts(held)["wrong"]
+        if name == "held-out" and not held:
+            failures.append("held-out: no sample")
+        elif wrong > WRONG_TARGET * len(held):
+            failures.append(f"{name}: {wrong} of {len(held)} answers wrong after "
+                            f"(at most {WRONG_TARGET * len(held):.2f} allowed: 1 in 30)")
     right_before = AnswerReport.counts(before.records)["right"]
     right_after = AnswerReport.counts(after.records)["right"]
     if right_after <= right_before:
@@ -192,7 +196,8 @@ def main() -> int:
     print(f"\nwrong after ({len(wrong_after)}):" + "".join(
         f"\n  {_wrong_line(r)}" for r in wrong_after))
     failures = verdict(before, after)
-    print(f"\nverdict: {'PASS' if not failures else 'FAIL'}: held-out wrong at most 1 in 30, "
+    print(f"\nverdict: {'PASS' if not failures else 'FAIL'}: each held-out split wrong at "
+          "most 1 in 30, "
           "more right answers than before" + "".join(f"\n  - {f}" for f in failures))
     return 1 if failures else 0
 

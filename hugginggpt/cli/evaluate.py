@@ -20,6 +20,7 @@ from hugginggpt.evaluation import (
     nearest_in,
     read_samples,
 )
+from hugginggpt.evaluation.answers import SPLITS
 from hugginggpt.graph.context import Context
 from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
 
@@ -34,8 +35,8 @@ def add_parser(sub: Any) -> None:
     evaluation.add_argument("--answers", metavar="FILE",
                             help="judge the whole graph's answers (offline, no key) on a "
                                  "labelled answers set instead: right, honest or wrong")
-    evaluation.add_argument("--split", choices=["tune", "held-out", "all"], default="all",
-                            help="with --answers: only this half of the set")
+    evaluation.add_argument("--split", choices=[*SPLITS, "all"], default="all",
+                            help="with --answers: only this split of the set")
     evaluation.add_argument("--planner", choices=["offline", "llm"], default="offline")
     evaluation.add_argument("--llm", help="the planner LLM: MODEL or hf:REPO_OR_URL")
     evaluation.add_argument("--llm-base-url")

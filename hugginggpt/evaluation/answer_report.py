@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.evaluation.answer_files import materialise
-from hugginggpt.evaluation.answers import SPLITS, AnswerSample, Judgement, judge
+from hugginggpt.evaluation.answers import HELD_OUT, SPLITS, AnswerSample, Judgement, judge
 
 __all__ = ["WRONG_TARGET", "Answerer", "AnswerRecord", "AnswerReport", "run_answers",
            "record_of"]
 
 WRONG_TARGET = 1 / 30
-"""At most one confidently wrong answer in 30 on the held-out half (issue 25)."""
+"""At most one confidently wrong answer in 30 on each held-out split (issue 25)."""
 
 Answerer = Callable[[AnswerSample, list[Path], Path], tuple[str, str]]
 """Answers a sample: (its request and files, a fresh workspace) -> (answer, run status)."""
@@ -106,12 +106,13 @@ class AnswerReport:
                 "honest": labels["honest"], "wrong": labels["wrong"]}
 
     def held_out_meets_target(self) -> bool | None:
-        """Whether the held-out half has at most :data:`WRONG_TARGET` wrong (None: the
-        run has no held-out sample)."""
-        held = [r for r in self.records if r.sample.split == "held-out"]
+        """Whether each held-out split present has at most :data:`WRONG_TARGET` wrong
+        (None: the run has no held-out sample)."""
+        held = [[r for r in self.records if r.sample.split == name] for name in HELD_OUT]
+        held = [records for records in held if records]
         if not held:
             return None
-        return self.counts(held)["wrong"] <= WRONG_TARGET * len(held)
+        return all(self.counts(rs)["wrong"] <= WRONG_TARGET * len(rs) for rs in held)
 
     def to_json(self) -> dict[str, Any]:
         halves = self.halves()
@@ -137,7 +138,8 @@ class AnswerReport:
                              f"honest {k['wrong']:>3} wrong")
         target = self.held_out_meets_target()
         if target is not None:
-            lines.append(f"held-out wrong at most 1 in 30: {'yes' if target else 'no'}")
+            lines.append("each held-out split wrong at most 1 in 30: "
+                         f"{'yes' if target else 'no'}")
         wrong = [r for r in self.records if r.judgement.label == "wrong"]
         if wrong:
             lines.append("\nwrong answers:")

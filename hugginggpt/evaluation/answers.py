@@ -49,6 +49,7 @@ from hugginggpt.evaluation.datasets import DatasetError
 
 __all__ = [
     "REASONS",
+    "HELD_OUT",
     "SPLITS",
     "UNABLE",
     "UNCERTAIN",
@@ -63,8 +64,12 @@ __all__ = [
 ]
 
 Label = Literal["right", "honest", "wrong"]
-SPLITS = ("tune", "held-out")
-"""``tune`` may be looked at while changing the code; ``held-out`` only measured."""
+SPLITS = ("tune", "held-out", "fresh")
+"""``tune`` may be looked at while changing the code; ``held-out`` and ``fresh`` only
+measured. ``fresh`` is a second held-out half, written after the first had been measured
+once, so that a change made after that measurement is judged on requests nobody had seen."""
+HELD_OUT = ("held-out", "fresh")
+"""The splits that must meet the wrong-answer target, each on its own."""
 
 _NOT = r"(?: not|n['’]t)"
 UNABLE = (
