@@ -315,6 +315,6 @@ def test_the_command_runs_a_small_set_offline_and_reports_each_half(tmp_path):
     out = done.stdout
     assert re.search(r"^tune: 2 answers: \d right, \d honest, \d wrong", out, re.M)
     assert re.search(r"^held-out: 2 answers: ", out, re.M)
-    assert "held-out wrong at most 1 in 30: no" in out
+    assert "each held-out split wrong at most 1 in 30: no" in out
     assert "- e-4 (held-out, small-talk, en) 'hey, how are you?'\n    answer: " in out
     assert "[4/4] e-4 wrong" in done.stderr
