@@ -42,7 +42,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from hugginggpt.nodes.planning.reading import PLACEHOLDER, mask, split_clauses
+from hugginggpt.nodes.planning.reading import (
+    LANGUAGE_CHOICE,
+    PLACEHOLDER,
+    POLAR_CHOICE,
+    mask,
+    split_clauses,
+)
 from hugginggpt.tools.experts.catalog import ModelCard
 from hugginggpt.tools.experts.lite.engines import embed
 from hugginggpt.tools.languages import BY_NAME
@@ -286,6 +292,15 @@ def _asked(counts: Counter[str], offered: set[str]) -> str | None:
     return kind if kind in offered or any(_related(kind, k) for k in offered) else None
 
 
+def _choices(text: str) -> Counter[str]:
+    """The kinds a question's offered choices ask for: languages ("afrikaans or dutch?")
+    and opposite judgements ("good or bad?", "buena o mala"), whatever words surround
+    them."""
+    plain = PLACEHOLDER.sub(" ", text)
+    return Counter({"language": len(LANGUAGE_CHOICE.findall(plain)),
+                    "sentiment": len(POLAR_CHOICE.findall(plain))}) + Counter()
+
+
 def _first_cue(words: list[str], stems: frozenset[str]) -> str | None:
     """The first word that matches a stem (for Chinese, the first stem in the run)."""
     for word in words:
@@ -304,14 +319,17 @@ def read_intent(request: str, task: str, literals: Sequence[str], description: s
     cues = {kind: frozenset(stems) for kind, stems in KIND_WORDS.items()} | offered
 
     def asked(text: str) -> str | None:
-        return _asked(_kind_counts(_words(text), cues), set(offered))
+        return _asked(_kind_counts(_words(text), cues) + _choices(text), set(offered))
 
     clause = intent_clause(request, literals, description, prefer=lambda c: bool(asked(c)))
     words = _words(clause)
     kind = asked(clause)
     if kind is None:
         return Intent(clause)
-    return Intent(clause, kind, _first_cue(words, cues[kind]))
+    choice = {"language": LANGUAGE_CHOICE, "sentiment": POLAR_CHOICE}.get(kind)
+    chosen = choice.search(PLACEHOLDER.sub(" ", clause)) if choice else None
+    return Intent(clause, kind, _first_cue(words, cues[kind]) or (
+        chosen.group(0) if chosen else None))
 
 
 def intent_part(card: ModelCard | None, kind: str | None) -> float | None:

@@ -89,7 +89,7 @@ class RankedCandidate:
         return self.card.expected_latency_s if self.card else 1.0
 
 
-_WORD = re.compile(r"[a-z]+")
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 def serves_subject(card: ModelCard | None, text: str) -> bool:

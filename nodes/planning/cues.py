@@ -1,5 +1,5 @@
-"""Cue words: which task types a clause asks for, in English, French, Spanish, German and
-Chinese.
+"""Cue words: which task types a clause asks for, in English, French, Spanish, German,
+Portuguese, Dutch, Italian and Chinese (the first five most fully).
 
 The bundled MiniLM only knows English, so the offline planner reads what a clause asks
 for from these words first, and falls back on the example bank's nearest one-step
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from hugginggpt.nodes.planning.reading import LANGUAGE_CHOICE, POLAR_CHOICE
 
 __all__ = ["Cue", "CUES", "Match", "cues_in", "DOCUMENT_NAME", "EVERY_KIND", "GENERIC_LOOK"]
 
@@ -47,14 +49,18 @@ _LANGUAGE_ID = (
     r"\bwhich language|\bwhat language|\bdetect (?:the |its )?language|\bidentify (?:the |its )?"
     r"language|\blanguage (?:is|of)\b|\bwhat(?:'s| is) the language|\bquelle (?:est la )?langue"
     r"|\ben quelle langue|\bqu[ée] idioma|\bcu[aá]l es el idioma|\ben qu[ée] idioma"
-    r"|\bwelche sprache|\bin welcher sprache|什么语言|哪种语言|哪国语言|语种|哪门语言"
-    r"|\b(?:is|are) (?:it|this|that|they) (?:in )?(?:[a-z]+ or [a-z]+)\b(?= ?\?)")
+    r"|\bwelche sprache|\bin welcher sprache|\bqual (?:é )?(?:a )?l[ií]ngua|\b(?:em )?que l[ií]ngua"
+    r"|\bqual idioma|\bque idioma|\b(?:in )?welke taal|\bwat voor taal|\b(?:in )?che lingua"
+    r"|\bquale lingua|什么语言|哪种语言|哪国语言|语种|哪门语言"
+    rf"|\b(?:is|are|was) (?:it|this|that|they) (?:in |written in )?(?:{LANGUAGE_CHOICE.pattern})")
 _SENTIMENT = (
     r"\bsentiment|\bpositive\b|\bnegative\b|\btone\b|\bmood\b|\bemotion|\bfeel(?:s|ing|ings)?\b"
     r"|\bangry\b|\bhappy\b|\bupset\b|\bopinion|\bpolarity|\btoxic|\bspam\b|\bsarcas|\bpositi[fv]"
     r"|\bn[ée]gati[fv]|\bsentimiento|\bemoci[oó]n|\bpositivo|\bnegativo|\bstimmung|\bgef[üu]hl"
-    r"|\bpositiv|\bnegativ|\bton\b|\bde qu[ée] humor|\bd'humeur|\bhumeur|\blaune|情感|情绪|正面"
-    r"|负面|积极|消极|褒贬|态度|心情")
+    r"|\bpositiv|\bnegativ|\bpositief|\bnegatief|\bstemming|\bsentimento|\bton\b|\bde qu[ée] humor"
+    r"|\bd'humeur|\bhumeur|\blaune|情感|情绪|正面"
+    r"|负面|积极|消极|褒贬|态度|心情"
+    rf"|{POLAR_CHOICE.pattern}")
 CUES: tuple[Cue, ...] = (
     _cue("text-classification", _LANGUAGE_ID, intent="language"),
     _cue("token-classification",
@@ -75,7 +81,12 @@ CUES: tuple[Cue, ...] = (
     _cue("sentence-similarity",
          r"\bsimilar|\bsame meaning|\bhow close\b|\bparaphrases? of each other|\bmean the same"
          r"|\bthe same thing\b|\bsame (?:content|words|message)|\bsemblabl|\bsimilaire"
-         r"|\bsimilares?\b|\bparecid|\b[äa]hnlich|相似|相近|意思一样|一样吗"),
+         r"|\bsimilares?\b|\bparecid|\b[äa]hnlich|\b(?:as|say|mean) the same\b|\bse parecen"
+         r"|\blo mismo"
+         r"|\bla m[êe]me chose|\bm[êe]me sens|\bsemelhant|\bmesm[oa] (?:coisa|sentido)"
+         r"|\bo mesmo\b|\bdasselbe|\bdas gleiche|\bgleiche bedeutung|\bhetzelfde"
+         r"|\blijken op elkaar|\bvergelijkbaar|\bsimil[ei]|\bstessa cosa"
+         r"|相似|相近|意思一样|一样吗"),
     _cue("audio-to-audio",
          r"\bdenois|\bnoise|\bhiss\b|\bhum\b|\bstatic\b|\bcrackl|\bclean (?:up )?(?:the |this "
          r"|my )?(?:audio|recording|sound)"
@@ -93,7 +104,10 @@ CUES: tuple[Cue, ...] = (
          r"\btranscri|\bspeech[- ]to[- ]text|\bwrite down what|\bwrite (?:it|this|that) (?:out"
          r"|down)\b|\bwhat (?:is|was|'s) (?:being )?"
          r"said|\bwhat (?:does|did) (?:he|she|they|the speaker|the caller|it|\w+) say|\bdictat"
-         r"|\btranskri|\babschrift|\bwas .{0,20}gesagt|\bce qu'(?:il|elle|on) dit|\bce qui est "
+         r"|\btranskri|\babschrift|\btranscrev|\bo que (?:ele|ela|a pessoa) (?:diz|disse)"
+         r"|\buitschrijven"
+         r"|\bwat (?:zegt|zei) (?:hij|zij|ze)|\btrascriv|\bcosa (?:dice|ha detto)"
+         r"|\bwas .{0,20}gesagt|\bce qu'(?:il|elle|on) dit|\bce qui est "
          r"dit|\blo que (?:se )?dice|\bqu[ée] dice|转录|转写|转成文字|转为文字|听写|说了什么"
          r"|语音识别|说的是什么", "audio"),
     _cue("text-to-speech",
@@ -104,17 +118,20 @@ CUES: tuple[Cue, ...] = (
          r"|clip |version )?(?:from|of)\b|\bmake (?:an? )?(?:audio|recording|mp3)\b"
          r"|\bsay (?:it|this|that)\b|\bpronounc|\bvoice message|\bspoken\b"
          r"|\bas (?:an? )?(?:audio|speech|voice|mp3|sound)(?: file| clip)?\b"
-         r"|\bvoix haute|\bhaute voix|\bvoz alta|\bvorles|\bvorlesen|\blaut vor|\bsprich|\bmp3 of"
+         r"|\bvoix haute|\bhaute voix|\bvoz alta|\bvoorlezen|\bhardop|\bad alta voce|\bvorles"
+         r"|\bvorlesen|\blaut vor|\bsprich|\bmp3 of"
          r"|\blies\b.{0,60}\bvor\b|\bl[ée]elo|\blee (?:esto|este|esta|en voz)"
          r"|朗读|读出来|念出来|读给我|念给我|转成语音|语音合成|读一下|念一下|读出"),
     _cue("translation",
-         r"\btranslat|\btraduc|\btradu[iz]|\btradu[sc]|\b[üu]bersetz|\bueber?setz|翻译|翻成|译成"
+         r"\btranslat|\bvertaal|\bvertaling|\btraduc|\btradu[iz]|\btradu[sc]|\b[üu]bersetz"
+         r"|\bueber?setz|翻译|翻成|译成"
          r"|译为|翻譯|譯成"),
     _cue("summarization",
          r"\bsumm?ar|\bsum (?:it |this |that |them )?up\b|\btl;?dr\b|\bgist\b|\bcondense|\bkey"
          r" points\b|\bmain points\b|\bboil (?:it|this) down|\bin (?:a few|one|two|three) "
          r"(?:sentences?|lines?|bullet)|\bshorten|\br[ée]sum[eé]|\br[ée]sumer|\br[ée]sumez"
-         r"|\bsynth[eè]se|\bresum[eai]|\bresumen|\bresúm|\bzusammenfass|\bzusammen\b|\bkurzfassung"
+         r"|\bsynth[eè]se|\bresum[eaio]|\bsamenvat|\briassum|\bresumen|\bresúm|\bzusammenfass"
+         r"|\bzusammen\b|\bkurzfassung"
          r"|\b(?:short|shorter|brief|condensed|quick) (?:version|recap|overview)|\brecap\b"
          r"|总结|摘要|概括|归纳|概述|要点"),
     _cue("image-segmentation",
@@ -151,7 +168,9 @@ CUES: tuple[Cue, ...] = (
          r"|\bd[ée]cri[rstv]|\bdescrib[ea]|\bbeschreib|\bbildunterschrift|\btexto de|\btext aus"
          r"|描述|说明文字|配文|识别.{0,6}文字|提取.{0,6}文字|图中.{0,4}文字|写了什么|图片里|照片里"
          r"|\bqu[ée] (?:pone|dice)\b|\bque dit\b|\bqu'est-ce qui est [ée]crit|\bwas steht"
-         r"|\bwas sagt (?:das|der|die)|写的是什么|写着什么|上面写",
+         r"|\bwas sagt (?:das|der|die)|\bo que (?:diz|est[aá] escrito)|\bque diz\b|\bwat staat er"
+         r"|\bwat zegt (?:het|dit|de|deze)\b|\bcosa (?:dice|c'[èe] scritto)"
+         r"|写的是什么|写着什么|上面写",
          "image"),
     _cue("image-to-image",
          r"\bedit|\blook like\b|\bturn (?:it|the (?:photo|image|picture)|this (?:photo|image)"
@@ -185,7 +204,8 @@ CUES: tuple[Cue, ...] = (
     _cue("zero-shot-classification",
          r"\bclassify|\bcategori[sz]e|\bsort (?:it|this|them|these|the \w+)? ?into|\blabel (?:it|"
          r"this)|\btag (?:it|this)|\bwhich (?:topic|category|class)|\bis (?:it|this|that) about"
-         r"|\bfile (?:it|this) under|\bclass(?:e|er|ifie)|\bcat[ée]gor|\bclasific|\bklassifizier"
+         r"|\bfile (?:it|this) under|\bclass(?:e|er|ifie|ific)|\bcat[ée]gor|\bclasific"
+         r"|\bklassifizier"
          r"|\beinordn|\bkategori|分类|归类|属于哪|属于"),
     _cue("question-answering",
          r"\baccording to\b|\bbased on (?:the|this|that)\b|\bfrom (?:the|this) (?:text|passage|"

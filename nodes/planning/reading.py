@@ -24,7 +24,8 @@ from hugginggpt.tools.languages import BY_NAME, NATIVE_NAMES
 __all__ = ["QUOTE_RE", "FILE_RE", "LANGUAGES", "Masked", "RequestFacts", "mask",
            "read_request", "request_shape", "text_files_in", "split_clauses",
            "unquote_files", "url_kind",
-           "target_languages", "mentioned_language", "languages_named", "is_question"]
+           "target_languages", "mentioned_language", "languages_named", "is_question",
+           "LANGUAGE_CHOICE", "POLAR_CHOICE"]
 
 QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|„([^“”]+)[“”]|«\s*([^»]+?)\s*»|「([^」]+)」'
                       r"|『([^』]+)』|(?<![\w])'((?:[^']|'(?=\w)){2,}?)'(?![\w])")
@@ -147,6 +148,30 @@ _NAME_RE = "|".join(sorted(map(re.escape, _NAMES), key=len, reverse=True))
 _TARGET_RE = re.compile(
     r"(?:\b(?:to|into|in|en|vers l'|vers le|al|a|ins|auf|nach)\s*|(?:成|为|為|到|用|译|譯)\s*)"
     rf"({_NAME_RE})(?![a-zà-ÿ])", re.IGNORECASE)
+_OR = r"(?:or|ou|o|oder|of|o bien|ou bien|还是|或者|或)"
+LANGUAGE_CHOICE = re.compile(
+    rf"(?<![a-zà-ÿ])(?:{_NAME_RE})(?:\s*,\s*(?:{_NAME_RE}))*,?\s*{_OR}\s*(?:{_NAME_RE})"
+    r"(?![a-zà-ÿ])", re.IGNORECASE)
+"""Languages offered as the choices of a question ("afrikaans or dutch?", "espagnol ou
+portugais"): the question is which language a text is in."""
+_POLAR_WORDS = (
+    r"good|bad|positive|negative|happy|unhappy|upset|pleased|satisfied|dissatisfied|"
+    r"favou?rable|unfavou?rable|nice|mean|friendly|rude|kind|angry|glad|sad|great|terrible|"
+    r"buen[oa]?|mal[oa]?|positiv[oa]|negativ[oa]|favorable|desfavorable|content[oa]|"
+    r"enfadad[oa]|bon(?:ne)?|mauvaise?|positi(?:f|ve)|n[ée]gati(?:f|ve)|d[ée]favorable|"
+    r"m[ée]contente?|fâch[ée]e?|bo[am]|ru[ií]m|m[aá]u?|favor[aá]vel|desfavor[aá]vel|"
+    r"satisfeit[oa]|chatead[oa]|gut|schlecht|positiv|negativ|zufrieden|unzufrieden|"
+    r"verärgert|goed|slecht|positief|negatief|tevreden|ontevreden|boos|buon[oa]?|"
+    r"cattiv[oa]|soddisfatt[oa]|好|坏|差|满意|不满意|开心|生气")
+POLAR_CHOICE = re.compile(
+    rf"(?<![\w])(?:{_POLAR_WORDS})\s*{_OR}\s*(?:not|pas|no|nicht|niet|não|non|不|"
+    rf"{_POLAR_WORDS})(?![\w])|\bthumbs? up or (?:thumbs? )?down\b|\bpouce (?:en )?haut ou "
+    r"(?:en )?bas\b|\b(?:like|love)d? (?:it )?or (?:hate|dislike)d?\b"
+    r"|好还是(?:不好|坏)|好评还是差评",
+    re.IGNORECASE)
+"""Opposite judgements offered as a question's choices ("good or bad?", "¿buena o mala?",
+"bon ou mauvais", "gut oder schlecht", "happy or not"): the question is the sentiment of
+a text, in any of the languages the cue words read."""
 _NOT_TARGET = re.compile(r"\b(?:written|spoken|said|is|it's|écrit|escrito|geschrieben|from|"
                          r"de l'|del|aus dem|aus)\s*$", re.IGNORECASE)
 _SOURCE_NOUNS = (r"(?:sentence|text|paragraph|article|message|review|document|email|letter"
@@ -169,6 +194,10 @@ _ASKED_LABELS = re.compile(
     r"[\w-]+)\s*\?", re.IGNORECASE)
 """Labels asked as a question with three or more choices ("is this email spam, work or
 personal?"); two ("positive or negative?") are read by the cue words."""
+_PAREN_LABELS = re.compile(
+    r"\(\s*([\w -]+(?:\s*[,、，]\s*[\w -]+)*\s*,?\s+(?:or|ou|o|oder|of)\s+[\w -]+)\s*\)",
+    re.IGNORECASE)
+"""Labels listed in brackets as choices ("sort this ticket (billing, shipping or login)")."""
 _LABEL_SPLIT = re.compile(r"\s*[,、，]\s*(?:(?:or|and|ou|et|o|y|oder|und)\s+)?|"
                           r"\s+(?:or|and|ou|et|o|y|oder|und)\s+|还是|或者|或|和")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
@@ -272,7 +301,8 @@ def text_files_in(instruction: str, attached: Sequence[str] = ()) -> list[str]:
 def labels_in(instruction: str) -> str | None:
     """Candidate labels ("as sports, politics or science"), comma-separated, or None."""
     plain = PLACEHOLDER.sub(" ", instruction)
-    match = _LABELS_RE.search(plain) or _ASKED_LABELS.search(plain)
+    match = _LABELS_RE.search(plain) or _PAREN_LABELS.search(plain) or _ASKED_LABELS.search(
+        plain)
     if not match:
         return None
     labels = [w.strip() for w in _LABEL_SPLIT.split(match.group(1)) if w and w.strip()]

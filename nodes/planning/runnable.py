@@ -41,14 +41,17 @@ Runnable = Callable[[str], Mapping[str, tuple[ModelCard | None, list[str]]]]
 
 _PRESENCE = re.compile(
     r"\b(?:any|how many|is there|are there|was there|were there|count|number of|anyone|"
-    r"anybody|someone|somebody|who is in|who's in)\b", re.IGNORECASE)
+    r"anybody|someone|somebody|who is in|who's in|hay|alg[uú]n[oa]?|alguien|cu[aá]nt[oa]s|"
+    r"il y a|y a-t-il|combien|quelqu'un|h[aá]|algu[eé]m|quant[oa]s|gibt es|wie viele|jemand|"
+    r"zijn er|staat er|hoeveel|iemand|c'[eè]|ci sono|qualcuno)(?!\w)|有没有|有几|多少",
+    re.IGNORECASE)
 """A question about whether things are in the image, or how many."""
 _WRITTEN = re.compile(
     r"\b(?:how much|total|paid|pay|price|prices|cost|costs|amount|sum|due|balance|vat|tax|"
     r"date|dated|when was|invoice|receipt|bill|number|phone|address|what does (?:it|this|"
     r"that|the \w+) say|what is written|what's written|written|says?)\b", re.IGNORECASE)
 """A question whose answer is written in the image: an amount, a date, a line of text."""
-_WORD = re.compile(r"[a-z]+")
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 def runnable_instead(items: list[dict[str, Any]], can_run: Runnable

@@ -378,6 +378,11 @@ class PlanReader:
             return [f"<GENERATED>-{made[0]}"]
         if own and made:
             return [f"<GENERATED>-{made[0]}"]
+        spare = [i for i in self._all_texts() if i not in self.used_texts and i not in own
+                 and not is_quoted_question(self.masked, i)]
+        if spare and not made:  # "are these alike? 'A' and 'B'": the texts follow the question
+            self.used_texts.add(spare[0])
+            return [texts[spare[0]]]
         return None
 
     def _translation_args(self, args: dict[str, str], clause: Clause) -> dict[str, str]:

@@ -25,6 +25,11 @@ FACE_SUBJECTS = (
     "selfie", "selfies", "crowd", "man", "men", "woman", "women", "child", "children",
     "kid", "kids", "boy", "boys", "girl", "girls", "baby", "babies", "human", "humans",
     "someone", "anyone", "everyone", "somebody", "anybody", "headcount",
+    # the same in the other languages the planner reads
+    "cara", "caras", "rostro", "rostros", "persona", "personas", "gente", "alguien",
+    "visage", "visages", "personne", "personnes", "gens", "gesicht", "gesichter",
+    "menschen", "personen", "jemand", "rosto", "rostos", "pessoa", "pessoas", "alguém",
+    "gezicht", "gezichten", "mensen", "iemand", "viso", "volti", "qualcuno",
 )
 """Words of a request that the face detector answers: it is offered for object detection
 only when the subtask's request uses one of them."""

@@ -1,0 +1,103 @@
+"""Questions asked the way people ask them, in the languages the offline planner reads,
+through the real CLI and the lite engines: choices offered in the question ("good or
+bad?", "swedish or norwegian?", "(refund, delivery or password)") say what is asked; the
+texts may follow the question; a question about faces may be in any of the languages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hugginggpt.cli import main
+from hugginggpt.nodes.planning.reading import LANGUAGE_CHOICE, POLAR_CHOICE
+from tests.test_lite_speech import _drawn_face
+
+
+def _run(capsys: pytest.CaptureFixture[str], workspace: Path, request: str,
+         *files: Path) -> dict[str, Any]:
+    argv = ["run", request, "--backend", "lite", "--no-cache", "--json",
+            "--workspace", str(workspace)]
+    for path in files:
+        argv += ["--file", str(path)]
+    main(argv)
+    out, err = capsys.readouterr()
+    return json.loads(out)
+
+
+@pytest.mark.parametrize(("words", "polar", "language"), [
+    ("is it good or bad?", True, False),
+    ("¿es buena o mala?", True, False),
+    ("plutôt bon ou mauvais ?", True, False),
+    ("eher gut oder schlecht?", True, False),
+    ("is dit positief of negatief?", True, False),
+    ("é boa ou ruim?", True, False),
+    ("thumbs up or down?", True, False),
+    ("was the customer happy or not?", True, False),
+    ("is it swedish or norwegian?", False, True),
+    ("espagnol ou portugais ?", False, True),
+    ("is the translation good?", False, False),
+    ("translate it into French", False, False),
+    ("good and bad news", False, False),
+])
+def test_choices_offered_in_a_question_say_what_is_asked(words, polar, language):
+    assert bool(POLAR_CHOICE.search(words)) is polar
+    assert bool(LANGUAGE_CHOICE.search(words)) is language
+
+
+def test_good_or_bad_in_french_is_a_sentiment_question_the_french_engine_answers(
+        capsys, workspace):
+    doc = _run(capsys, workspace, "cette critique est bonne ou mauvaise ? « Un accueil "
+               "chaleureux et une chambre magnifique. »")
+    assert [s["task"] for s in doc["plan"]] == ["text-classification"]
+    assert doc["results"]["0"]["model"] == "lite/vader-sentiment-fr"
+    assert doc["response"].startswith("The text is positive")
+
+
+def test_good_or_bad_in_a_language_no_engine_reads_says_which_model_would(
+        capsys, workspace):
+    doc = _run(capsys, workspace, "essa avaliação é boa ou ruim? 'A entrega atrasou duas "
+               "semanas e a caixa veio amassada.'")
+    assert [s["task"] for s in doc["plan"]] == ["text-classification"]
+    assert doc["status"] == "failed"
+    answer = doc["response"]
+    assert "this text is Portuguese" in answer and "reads English only" in answer
+    assert "multilingual" in answer and "MB" in answer  # a model that reads it, its size
+    assert "neutral" not in answer and "(100%)" not in answer
+
+
+def test_two_languages_offered_as_choices_ask_for_the_language(capsys, workspace):
+    doc = _run(capsys, workspace, "is this swedish or norwegian? 'Jeg liker å gå på tur i "
+               "skogen om høsten.'")
+    assert doc["results"]["0"]["model"] == "lite/lingua"
+    assert doc["response"].startswith("The text is in Norwegian")
+
+
+def test_labels_in_brackets_are_the_choices_of_a_zero_shot_classification(
+        capsys, workspace):
+    doc = _run(capsys, workspace, "sort this message (refund, delivery or password): 'My "
+               "parcel still has not arrived after ten days.'")
+    assert [(s["task"], s["args"].get("labels")) for s in doc["plan"]] == [
+        ("zero-shot-classification", "refund, delivery, password")]
+    assert doc["response"].startswith("The best fit is delivery")
+
+
+def test_the_two_texts_of_a_similarity_question_may_follow_it(capsys, workspace):
+    doc = _run(capsys, workspace, "do these say the same thing? 'The meeting moved to "
+               "Friday' and 'The meeting was rescheduled to Friday'")
+    assert [(s["task"], sorted(s["args"])) for s in doc["plan"]] == [
+        ("sentence-similarity", ["text", "text2"])]
+    assert "mean nearly the same" in doc["response"]
+
+
+@pytest.mark.parametrize("question", ["hay alguien en esta foto?",
+                                      "gibt es Gesichter auf diesem Bild?",
+                                      "tem alguém nesta foto?"])
+def test_a_question_about_faces_in_another_language_runs_the_face_detector(
+        capsys, workspace, tmp_path, question):
+    photo = _drawn_face(tmp_path / "IMG_0107.png")
+    doc = _run(capsys, workspace, question, photo)
+    assert doc["results"]["0"]["model"] == "lite/opencv-haar-faces"
+    assert doc["response"].startswith("Found a face")
