@@ -1,7 +1,8 @@
 """Questions asked the way people ask them, in the languages the offline planner reads,
 through the real CLI and the lite engines: choices offered in the question ("good or
 bad?", "swedish or norwegian?", "(refund, delivery or password)") say what is asked; the
-texts may follow the question; a question about faces may be in any of the languages."""
+texts may follow the question, or come before it ("<a review>. good or bad?"); a
+question about faces may be in any of the languages."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 import pytest
 
 from hugginggpt.cli import main
+from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
+from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
 from hugginggpt.nodes.planning.reading import LANGUAGE_CHOICE, POLAR_CHOICE
 from tests.test_lite_speech import _drawn_face
 
@@ -101,3 +104,27 @@ def test_a_question_about_faces_in_another_language_runs_the_face_detector(
     doc = _run(capsys, workspace, question, photo)
     assert doc["results"]["0"]["model"] == "lite/opencv-haar-faces"
     assert doc["response"].startswith("Found a face")
+
+
+@pytest.mark.parametrize(("request_", "text"), [
+    ("the waiter ignored us for an hour and the soup was cold. good or bad review?",
+     "the waiter ignored us for an hour and the soup was cold."),
+    ("Wie geht es dir heute, mein Freund? Is that german or dutch?",
+     "Wie geht es dir heute, mein Freund?"),
+])
+def test_a_text_told_before_its_question_is_the_text_asked_about(capsys, workspace,
+                                                                 request_, text):
+    doc = _run(capsys, workspace, request_)
+    assert [(s["task"], s["args"]["text"]) for s in doc["plan"]] == [
+        ("text-classification", text)]
+    assert doc["status"] == "completed"
+
+
+@pytest.mark.parametrize("request_", [
+    "Meeting notes from monday are long. can you summarize this?",  # forgot to attach
+    "I have a photo of my dog. can you make it look like a painting?",  # needs an image
+])
+def test_a_sentence_before_a_question_is_not_taken_for_a_text_it_cannot_be(request_):
+    bank = load_bank(DEFAULT_BANK)
+    with pytest.raises(CannotPlanOffline, match="needs a"):
+        offline_plan(request_, [], bank, max_subtasks=10)

@@ -20,7 +20,13 @@ from typing import Any
 from hugginggpt.nodes.planning.bank import BankExample, PlanBank
 from hugginggpt.nodes.planning.clauses import GENERATIVE
 from hugginggpt.nodes.planning.cues import cues_in
-from hugginggpt.nodes.planning.reading import PLACEHOLDER, RequestFacts, mask, read_request
+from hugginggpt.nodes.planning.reading import (
+    PLACEHOLDER,
+    RequestFacts,
+    mask,
+    read_request,
+    told_before,
+)
 from hugginggpt.nodes.planning.steps import Clause, PlanReader, clauses_of
 from hugginggpt.nodes.planning.validation import validate_plan
 from hugginggpt.tools.experts.tasks import get_task_type
@@ -105,6 +111,13 @@ def adapt(example: BankExample, facts: RequestFacts) -> list[dict[str, Any]]:
     return adapted
 
 
+TOLD_BEFORE = frozenset({"text-classification", "zero-shot-classification",
+                         "token-classification", "translation", "text-to-speech"})
+"""The steps a question may ask about the text told before it ("... is that positive?",
+"... say that in French"): a summary of the sentence before "summarize this" is no
+summary, and the user more likely forgot to attach the text."""
+
+
 def offline_plan(
     request: str,
     files: list[str],
@@ -113,6 +126,45 @@ def offline_plan(
     max_subtasks: int,
     min_similarity: float = MIN_SIMILARITY,
     candidates: int = 5,
+) -> OfflinePlan:
+    """Plan ``request`` (:func:`_read_plan`); a request whose text comes before its
+    question ("the soup was cold and the waiter rude. good or bad review?"), read as
+    asking for a text it does not quote, is read again with that text quoted after the
+    question (:func:`~hugginggpt.nodes.planning.reading.told_before`), and that reading is
+    kept when one of its steps works on that text and its cue words name every step.
+
+    Raises:
+        CannotPlanOffline: as :func:`_read_plan`, with the first reading's reason.
+    """
+    options = {"max_subtasks": max_subtasks, "min_similarity": min_similarity,
+               "candidates": candidates}
+    try:
+        return _read_plan(request, files, bank, **options)
+    except CannotPlanOffline as error:
+        retold = told_before(request)
+        if retold is None:
+            raise
+        try:
+            plan = _read_plan(retold, files, bank, **options)
+        except CannotPlanOffline:
+            raise error from None
+        text = mask(retold).texts[0]
+        works_on_it = any(text in str(value) for item in plan.items
+                          for value in (item.get("args") or {}).values())
+        tasks = {i["task"] for i in plan.items}
+        if not works_on_it or not tasks <= asked_tasks(retold) & TOLD_BEFORE:
+            raise  # not a question about the text before it, or not a step it names
+        return plan
+
+
+def _read_plan(
+    request: str,
+    files: list[str],
+    bank: PlanBank,
+    *,
+    max_subtasks: int,
+    min_similarity: float,
+    candidates: int,
 ) -> OfflinePlan:
     """Plan ``request`` by reading it clause by clause (:mod:`.steps`); when no clause
     asks for a step, take the nearest whole-request example of the bank (an empty plan

@@ -25,7 +25,7 @@ __all__ = ["QUOTE_RE", "FILE_RE", "LANGUAGES", "Masked", "RequestFacts", "mask",
            "read_request", "request_shape", "text_files_in", "split_clauses",
            "unquote_files", "url_kind",
            "target_languages", "mentioned_language", "languages_named", "is_question",
-           "LANGUAGE_CHOICE", "POLAR_CHOICE"]
+           "LANGUAGE_CHOICE", "POLAR_CHOICE", "told_before"]
 
 QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|„([^“”]+)[“”]|«\s*([^»]+?)\s*»|「([^」]+)」'
                       r"|『([^』]+)』|(?<![\w])'((?:[^']|'(?=\w)){2,}?)'(?![\w])")
@@ -247,6 +247,29 @@ def languages_named(text: str) -> list[str]:
     found = [_NAMES[m.group(1).lower()] for m in re.finditer(
         rf"(?<![a-zà-ÿ])({_NAME_RE})(?![a-zà-ÿ])", text, re.IGNORECASE)]
     return list(dict.fromkeys(found))
+
+
+_REFERS_BACK = re.compile(
+    r"\b(?:that|thats|this|it|those|these|above|ça|cela|ceci|esto|eso|esta|este|isso|isto|"
+    r"essa|esse|das|dies|dit|dat|deze)\b|这|那|以上", re.IGNORECASE)
+
+
+def told_before(request: str) -> str | None:
+    """The request "<a text>. is that positive?" retold with its text quoted after the
+    question ('is that positive? "<a text>."'), or None when it is not of that form: no
+    quoted or pasted text, two sentences or more, and a last sentence that points back
+    ("that", "ça", "isso", ...) or offers the choices of a question ("good or bad")."""
+    if mask(request).texts or '"' in request:
+        return None
+    sentences = [s for s in _SENTENCE_END.split(" ".join(request.split())) if s.strip()]
+    if len(sentences) < 2:
+        return None
+    ask, head = sentences[-1].strip(), " ".join(sentences[:-1]).strip()
+    asks_back = (_REFERS_BACK.search(ask) or POLAR_CHOICE.search(ask)
+                 or LANGUAGE_CHOICE.search(ask))
+    if len(head.split()) < 4 or not asks_back:
+        return None
+    return f'{ask} "{head}"'
 
 
 def is_question(text: str) -> bool:
