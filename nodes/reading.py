@@ -15,8 +15,11 @@ from hugginggpt.nodes.intent import intent_part
 from hugginggpt.nodes.ranking import Query, rank_candidates
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.lite.languages import described, reads
+from hugginggpt.tools.experts.llm import LLM_BACKEND, unavailable_reason
 from hugginggpt.tools.experts.local.hub_cache import is_cached, is_hub_id
+from hugginggpt.tools.experts.registry import registered_tools
 from hugginggpt.tools.languages import name_of
+from hugginggpt.tools.llm.config import CONFIGURE_IN_BRIEF
 
 __all__ = ["unreadable", "reading_fix", "fits"]
 
@@ -70,5 +73,14 @@ def unreadable(task: str, catalog: Catalog, backend: str, query: Query) -> str |
     what = ", ".join(f"{model} reads {_reads_what(card)}"
                      for model, card in list(cards.items())[:3])
     reason = f"this text is {described(query.text_languages)}; {what}"
-    fix = reading_fix(task, catalog, query)
-    return reason + (f"; {fix}" if fix else "; no model in the catalog reads it")
+    fix = reading_fix(task, catalog, query) or "no model in the catalog reads it"
+    return f"{reason}; {fix}" + _llm_reads(task)
+
+
+def _llm_reads(task: str) -> str:
+    """The LLM expert, where it does ``task`` and no LLM is configured: it reads most
+    languages, and it is how a text no catalog model reads gets done."""
+    if unavailable_reason() is None or not any(
+            t.backend == LLM_BACKEND and t.task == task for t in registered_tools()):
+        return ""
+    return f"; an LLM reads most languages: {CONFIGURE_IN_BRIEF}, and it does this step"

@@ -68,7 +68,20 @@ def test_good_or_bad_in_a_language_no_engine_reads_says_which_model_would(
     answer = doc["response"]
     assert "this text is Portuguese" in answer and "reads English only" in answer
     assert "multilingual" in answer and "MB" in answer  # a model that reads it, its size
+    assert "an LLM reads most languages" in answer and "--llm MODEL" in answer
     assert "neutral" not in answer and "(100%)" not in answer
+
+
+def test_a_text_no_catalog_model_reads_gets_the_llm_as_its_fix_in_the_callers_terms(
+        workspace):
+    import hugginggpt
+
+    result = hugginggpt.run("Is deze recensie goed of slecht? 'Het eten was koud en de "
+                            "bediening traag.'", backend="lite", workspace=str(workspace),
+                            cache=False)
+    assert result.status == "failed"
+    assert "no model in the catalog reads it; an LLM reads most languages" in result.response
+    assert "llm=MODEL" in result.response and "--" not in result.response
 
 
 def test_two_languages_offered_as_choices_ask_for_the_language(capsys, workspace):
