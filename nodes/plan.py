@@ -266,6 +266,10 @@ def _plan_llm(state: State, context: Context, calls: list[LLMCall], attempt: int
     subtasks, problems = validate_plan(items, max_subtasks=context.max_subtasks)
     if problems:
         return _rejected(state, context, attempt, problems, reply, planner)
+    items, moved = _runnable_items(items, context) if on_stream is None else (items, [])
+    if moved:  # (streamed subtasks have started as planned)
+        subtasks, _ = validate_plan(items, max_subtasks=context.max_subtasks)
+        planner += f" ({'; '.join(moved)})"
     return {"plan": subtasks, "plan_errors": [], "plan_reply": reply[:4000],
             "planner": planner}
 
@@ -323,9 +327,10 @@ def _plan_offline(state: State, context: Context, fallback: str = "") -> dict[st
 
 def _runnable_items(items: list[dict[str, Any]], context: Context
                     ) -> tuple[list[dict[str, Any]], list[str]]:
-    """The offline plan with each image question that cannot run here planned as a task
-    that can answer it (:func:`~hugginggpt.nodes.planning.runnable.runnable_instead`);
-    the plan as it was when the moved one would not validate."""
+    """A plan (offline, or the LLM's when it does not stream) with each image question
+    that cannot run here planned as a task that can answer it
+    (:func:`~hugginggpt.nodes.planning.runnable.runnable_instead`); the plan as it was
+    when the moved one would not validate."""
     if not any(i.get("task") in IMAGE_QUESTION_TASKS for i in items):
         return items, []
     try:

@@ -231,3 +231,19 @@ def test_a_text_file_is_read_within_the_text_limit(tmp_path):
     notes.write_text("  \n")
     with pytest.raises(ArgumentError, match="is empty"):
         file_text("notes.md", notes)
+
+
+def test_an_llm_planners_image_question_that_cannot_run_is_moved_too(
+        capsys, workspace, tmp_path, llm_server):
+    photo = _drawn_face(tmp_path / "IMG_0044.png")
+    llm_server.script("planner", {"tool_args": {"subtasks": [
+        {"id": 0, "task": "visual-question-answering", "dep": [],
+         "args": {"image": "IMG_0044.png", "question": "is anyone in this picture?"}}]}})
+    llm_server.script("responder", {"content": "Yes: one face."})
+    main(["run", "is anyone in this picture?", "--llm", "scripted", "--llm-base-url",
+          llm_server.url, "--backend", "lite", "--no-cache", "--json", "--file", str(photo),
+          "--workspace", str(workspace), "--no-stream-execution"])
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["task"] for s in doc["plan"]] == ["object-detection"]
+    assert doc["results"]["0"]["model"] == "lite/opencv-haar-faces"
+    assert "object-detection instead of visual-question-answering" in doc["planner"]
