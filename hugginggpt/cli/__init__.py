@@ -30,7 +30,6 @@ from typing import NoReturn
 
 from hugginggpt.cli.exits import EXIT_INTERRUPTED, EXIT_USAGE, UsageError, exit_codes_help
 from hugginggpt.cli.interrupts import interrupted_line, leave_now, stop_running
-from hugginggpt.cli.process import imported
 
 __all__ = ["main", "console", "COMMANDS"]
 
@@ -83,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     one per outcome of a run; 2 for bad input)."""
     argv = sys.argv[1:] if argv is None else argv
     args = _parser(argv).parse_args(argv)
+    from hugginggpt.cli.process import imported  # after console()'s Ctrl-C handler
+
     imported()  # the command's modules are loaded (the collector back on, if held off)
     if signal.getsignal(signal.SIGINT) is leave_now:  # the command runs: Ctrl-C stops it
         signal.signal(signal.SIGINT, stop_running)
