@@ -61,6 +61,8 @@ def run_trace(values: dict[str, Any], snapshot: Any, turn: int) -> dict[str, Any
                 "ok": attempt.ok, "error": attempt.error, "latency_s": attempt.latency_s,
                 "cached": attempt.cached,
                 "outputs": result.outputs if attempt.ok else {},
+                "uncertain": (result.confidence.uncertain
+                              if attempt.ok and result.confidence else None),
             })
     events.sort(key=lambda e: e["at"] or float("inf"))
     return {
@@ -158,6 +160,8 @@ def _tool_line(e: dict[str, Any]) -> list[str]:
              f"args {_short(e['args'], 100)} {outcome}"]
     for name, value in (e.get("outputs") or {}).items():
         lines.append(f"      output {name}: {_output(value)}")
+    if e.get("uncertain"):
+        lines.append(f"      uncertain: {e['uncertain']}")
     return lines
 
 

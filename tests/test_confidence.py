@@ -212,3 +212,16 @@ def test_the_thresholds_judge_the_engines_own_outputs():
     assert from_labels("sentence-similarity", 0.56) is None
     assert from_labels("text-classification", [{"label": "a", "score": 0.9},
                                                {"label": "b", "score": 0.8}]) is None
+
+
+def test_the_trace_and_the_ui_rows_show_the_doubt_too(capsys, workspace):
+    from hugginggpt.ui.view import rows_of
+
+    document, _ = _cli(capsys, workspace, 'Is this review positive or negative? "The food '
+                       'was good."', "--thread", "doubt-1")
+    assert main(["trace", "--thread", "doubt-1", "--workspace", str(workspace)]) == 0
+    trace = capsys.readouterr().out
+    assert "uncertain: leaning positive: VADER's evidence is weak" in trace
+    rows = rows_of(document["plan"], {int(k): v for k, v in document["results"].items()})
+    assert rows[0].state == "done"
+    assert rows[0].note.startswith("uncertain: leaning positive")

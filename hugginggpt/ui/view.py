@@ -222,7 +222,8 @@ def rows_of(plan: list[dict[str, Any]], results: dict[int, dict[str, Any]],
             row.backend = result.get("backend") or row.backend
             row.attempt = int(result.get("attempts") or row.attempt)
             row.latency_s = result.get("latency_s")
-            row.note = result.get("error") or ""
+            doubt = (result.get("confidence") or {}).get("uncertain")
+            row.note = result.get("error") or (f"uncertain: {doubt}" if doubt else "")
         rows[subtask_id] = row
     return rows
 
