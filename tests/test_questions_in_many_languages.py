@@ -141,3 +141,25 @@ def test_a_sentence_before_a_question_is_not_taken_for_a_text_it_cannot_be(reque
     bank = load_bank(DEFAULT_BANK)
     with pytest.raises(CannotPlanOffline, match="needs a"):
         offline_plan(request_, [], bank, max_subtasks=10)
+
+
+def test_an_earlier_steps_text_no_engine_reads_fails_saying_so_and_what_would(
+        capsys, workspace, tmp_path):
+    from PIL import Image, ImageDraw, ImageFont
+
+    shot = tmp_path / "resena.png"
+    image = Image.new("RGB", (900, 250), "white")
+    draw = ImageDraw.Draw(image)
+    for row, line in enumerate(["Resena: el servicio fue pesimo", "y la comida llego fria.",
+                                "No volveremos nunca."]):
+        draw.text((24, 30 + 60 * row), line, fill="black", font=ImageFont.load_default(32))
+    image.save(shot)
+    doc = _run(capsys, workspace, "what's the sentiment of the review in this screenshot?",
+               shot)
+    assert [s["task"] for s in doc["plan"]] == ["image-to-text", "text-classification"]
+    answer = doc["response"]
+    assert "no model can read the text: the text is Spanish; lite/vader-sentiment reads "\
+        "English only" in answer
+    assert "an LLM, which reads most languages" in answer and "shows each model's " \
+        "languages" in answer
+    assert "CannotRead" not in answer and "neutral" not in answer

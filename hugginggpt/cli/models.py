@@ -114,8 +114,8 @@ def _footer(rows: list[dict[str, Any]]) -> str:
 
 def _narrow(rows: list[dict[str, Any]], width: int = NARROW) -> str:
     """The list in ``width`` columns: a heading per task, a line per model (its id
-    whole, with library and size), and under it a line per backend, the reason
-    wrapped (``--wide``: the table)."""
+    whole, with library and size), under it the languages its card says it reads, and
+    a line per backend, the reason wrapped (``--wide``: the table)."""
     text: list[str] = []
     task = None
     for row in rows:
@@ -123,6 +123,9 @@ def _narrow(rows: list[dict[str, Any]], width: int = NARROW) -> str:
             task = row["task"]
             text.append(("\n" if text else "") + task)
         text.append(f"  {row['id']} ({row['library_name'] or '-'}, {_size(row['size_mb'])})")
+        if reads := row.get("source_languages") or row.get("languages"):
+            text.extend(textwrap.wrap(", ".join(reads), width, initial_indent=f"    {'reads':<13} ",
+                                      subsequent_indent=" " * 18))
         for backend, said in _can_run(row).items():
             text.extend(textwrap.wrap(said, width, initial_indent=f"    {backend:<13} ",
                                       subsequent_indent=" " * 18, break_on_hyphens=False))

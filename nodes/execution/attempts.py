@@ -207,6 +207,17 @@ def unreadable_by(job: Job, task_type: TaskType, args: dict[str, Any]) -> dict[s
             for model, langs in job.languages.items() if not reads(langs, found)}
 
 
+def _none_reads(log: list[Attempt]) -> str | None:
+    """One reason for a subtask whose every candidate could not read its text ("no model
+    can read the text: the text is Spanish; a reads English only, b reads French only"),
+    as selection words it for a literal text; None when some candidate failed otherwise."""
+    if not log or any(a.error_type != "CannotRead" for a in log):
+        return None
+    said = [(a.error or "").partition("; the text is ") for a in log]
+    models = ", ".join(dict.fromkeys(reads for reads, _, _ in said))
+    return f"no model can read the text: the text is {said[0][2]}; {models}"
+
+
 async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict[str, Any]:
     """The per-subtask state machine: skip, or try models with retries, then fail; all
     within the run's deadline."""
@@ -324,6 +335,8 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
     tried = ", ".join(dict.fromkeys(f"{a.model} ({a.error_type})" for a in log if not a.ok))
     if stopped is not None:
         error = describe_error(stopped)
+    elif (unread := _none_reads(log)) is not None:
+        error = unread
     else:
         error = f"{last.error_type}: {last.error}" if last else "no candidate model"
     error += f" [tried: {tried}]" if tried else ""

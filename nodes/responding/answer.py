@@ -146,6 +146,10 @@ def _what_to_do(result: SubtaskResult, task: str) -> str:
                 "HUGGINGGPT_SUBTASK_TIMEOUT), or try a faster model or another --backend")
     if _SAYS_WHAT_TO_DO.search(error):
         return ""  # the error already says it (a limit's flag, --download yes, a key)
+    if types == {"CannotRead"}:  # an earlier step's text, in a language no candidate reads
+        return (f"use a model that reads its language (hugginggpt models list --task {task} "
+                f"shows each model's languages), or an LLM, which reads most languages: "
+                f"{CONFIGURE_IN_BRIEF}")
     if error.startswith("ArgumentError"):
         return "check the input it names"
     return (f"try another --backend, or another model (hugginggpt models list --task "
