@@ -199,6 +199,10 @@ def test_a_served_run_carries_the_doubt_too(server: DevServer):  # noqa: F811
 
 def test_the_thresholds_judge_the_engines_own_outputs():
     assert from_vader({"compound": 0.0, "pos": 0.0, "neg": 0.0, "neu": 1.0}).uncertain
+    cancelled = from_vader({"compound": 0.02, "pos": 0.21, "neg": 0.19, "neu": 0.6})
+    assert cancelled.uncertain == ("VADER's positive and negative words cancel out "
+                                   "(proportions: 0.21 positive, 0.19 negative), so it "
+                                   "cannot tell which way the text leans")
     assert from_vader({"compound": -0.76, "pos": 0.1, "neg": 0.36, "neu": 0.54}).uncertain \
         is None
     sure = from_labels("text-classification", [{"label": "a", "score": 0.9},

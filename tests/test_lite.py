@@ -371,3 +371,17 @@ def test_torch_threads_wait_passively_unless_the_user_says_otherwise(tmp_path):
     assert subprocess.run(run, env={**env, "OMP_WAIT_POLICY": "ACTIVE"}, cwd=tmp_path,
                           capture_output=True, text=True,
                           timeout=300).stdout.strip() == "ACTIVE"
+
+
+def test_a_summary_keeps_the_lead_sentence_besides_the_central_ones():
+    text = ("A gas leak closed the north bridge early on Tuesday morning. Traffic on the "
+            "ring road was heavy all day. Traffic on the ring road moved slowly after noon. "
+            "Drivers on the ring road waited for an hour in the traffic. The ring road "
+            "traffic eased in the evening. Buses on the ring road ran late all day. The "
+            "city said the ring road would be clear by Wednesday. Cyclists avoided the ring "
+            "road traffic.")
+    summary = lite_tools.summarize(text)
+    assert summary.startswith("A gas leak closed the north bridge")
+    assert summary.count(".") == 3  # the lead and the central quarter of 8 sentences
+    titled = "Works committee minutes. " + text  # a heading is no lead
+    assert not lite_tools.summarize(titled).startswith("Works")

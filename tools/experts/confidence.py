@@ -237,7 +237,9 @@ def from_vader(scores: dict[str, float]) -> Confidence:
     if not verdict:
         reasons.append("VADER found none of its sentiment words in the text, so it has "
                        "nothing to go on" if max(pos, neg) == 0 else
-                       "VADER's positive and negative words cancel out")
+                       f"VADER's positive and negative words cancel out (proportions: "
+                       f"{pos:.2f} positive, {neg:.2f} negative), so it cannot tell which "
+                       "way the text leans")
     else:
         against, for_ = (neg, pos) if compound > 0 else (pos, neg)
         if against > 0 and against >= MIXED_RATIO * for_:

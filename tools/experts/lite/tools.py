@@ -56,6 +56,11 @@ MAX_SUMMARY_SENTENCES = 5
 MIN_SUMMARY_FROM = 4
 """A text of this many sentences or more keeps at least two: one sentence of a short
 note is its headline, not its summary."""
+MIN_LEAD_WORDS = 6
+"""A summary of two sentences or more also keeps the text's first sentence when it has
+this many words (a sentence, not a title): what a text is about is most often said first
+(the "lead" baseline that TextRank alone trails on news). It comes besides TextRank's
+picks, not instead of one: the first line of notes or minutes is often their heading."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t][^\n]*$", re.MULTILINE)
@@ -251,8 +256,8 @@ def _unwrapped(text: str) -> str:
 
 
 def summarize(text: str) -> str:
-    """An extractive summary: the most central quarter of the sentences (1 to 5), kept
-    in their original order.
+    """An extractive summary: the most central quarter of the sentences (1 to 5) and the
+    first one (:data:`MIN_LEAD_WORDS`), kept in their original order.
 
     TextRank needs sentences that share words; a text too short or too disconnected for
     it gets its first sentences instead of summa's empty string.
@@ -276,6 +281,8 @@ def summarize(text: str) -> str:
     if len(scored) < keep:
         return " ".join(sentences[:keep])
     best = sorted(range(len(scored)), key=lambda i: -scored[i][1])[:keep]
+    if keep > 1 and 0 not in best and len(scored[0][0].split()) >= MIN_LEAD_WORDS:
+        best.append(0)  # the lead, besides the central ones
     return " ".join(scored[i][0].strip() for i in sorted(best))
 
 
