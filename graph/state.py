@@ -135,6 +135,10 @@ class Selection(BaseModel):
     backend: str | None
     reason: str
     candidates: list[Candidate] = Field(default_factory=list)
+    asked: str | None = None
+    """For a classification task type (sentiment, language, emotion, ...), the kind of
+    answer the request's words ask for; None when they do not say (the answer then says
+    what the result is, and that nothing else was asked)."""
 
 
 class Attempt(BaseModel):

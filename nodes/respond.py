@@ -137,7 +137,7 @@ def template_response(state: State, why: str | None = None,
     elif why:
         notes.append(f"{why.rstrip('.')}; this answer was {NO_RESPONDER}.")
     return template_answer(state.plan, state.results, state.request, notes,
-                           context.workspace if context else None)
+                           context.workspace if context else None, state.selections)
 
 
 def _capital(text: str) -> str:

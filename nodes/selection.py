@@ -255,6 +255,7 @@ class Selector:
             backend=ordered[0].backend, reason=reason,
             candidates=[Candidate(model=c.model, backend=c.backend, score=c.score)
                         for c in ordered],
+            asked=intent.kind,
         )
 
     def select(self, subtasks: list[Subtask]) -> dict[int, Selection]:

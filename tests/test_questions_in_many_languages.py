@@ -163,3 +163,16 @@ def test_an_earlier_steps_text_no_engine_reads_fails_saying_so_and_what_would(
     assert "an LLM, which reads most languages" in answer and "shows each model's " \
         "languages" in answer
     assert "CannotRead" not in answer and "neutral" not in answer
+
+
+def test_a_classification_that_names_nothing_to_classify_by_says_what_its_result_is(
+        capsys, workspace):
+    unasked = _run(capsys, workspace, "classify this ticket: 'I was charged twice for my "
+                   "subscription'")
+    assert unasked["selections"]["0"]["asked"] is None
+    assert "That is its sentiment: the request does not say what to classify it by, so I " \
+        "could not sort it by anything else" in unasked["response"]
+    asked = _run(capsys, workspace, "is this review positive? 'Great phone, I love it'")
+    assert asked["selections"]["0"]["asked"] == "sentiment"
+    assert asked["response"].startswith("The review is positive")
+    assert "That is its" not in asked["response"]

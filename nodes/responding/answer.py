@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from hugginggpt.graph.state import Selection, Subtask, SubtaskResult
+from hugginggpt.nodes.intent import INTENT_TASKS, card_kind
 from hugginggpt.nodes.responding.phrasing import listed
 from hugginggpt.nodes.responding.words import Finished, say
 from hugginggpt.tools.artifacts import shown_refs
@@ -91,8 +92,25 @@ def _looks_for(task: str, model: str | None, backend: str | None) -> str:
                  for card in t.cards if card.id == model and card.subjects), "objects")
 
 
+def _unasked(st: Subtask, result: SubtaskResult, selection: Selection | None) -> str:
+    """What a classifier's result is, when the request did not say what to classify by
+    ("classify this ticket"): the sentiment model that answered reads only sentiment,
+    which is not a ticket's category; "" when the request asked for a kind."""
+    if st.task not in INTENT_TASKS or selection is None or selection.asked is not None:
+        return ""
+    cards = [card for tool in find_tools(st.task, result.model or "", [result.backend or ""])
+             for card in tool.cards if card.id == result.model]
+    kind = card_kind(cards[0]) if cards else None
+    if kind is None:
+        return ""
+    return (f"That is its {kind}: the request does not say what to classify it by, so I "
+            f"could not sort it by anything else; to sort it into categories, name them "
+            "(as in 'is it about billing, shipping or login?').")
+
+
 def _done(st: Subtask, result: SubtaskResult, request: str, steps: dict[int, int],
-          plan: dict[int, Subtask], workspace: str | None) -> str:
+          plan: dict[int, Subtask], workspace: str | None,
+          selection: Selection | None = None) -> str:
     outputs = shown_refs(result.outputs, workspace) if workspace else result.outputs
     sentence = say(Finished(
         task=st.task, outputs=outputs, args=st.args, request=request,
@@ -103,6 +121,8 @@ def _done(st: Subtask, result: SubtaskResult, request: str, steps: dict[int, int
         sentence = _from_cache(sentence)
     if doubt := _uncertain(result, steps, plan):  # beside the claim it doubts
         sentence += ("\n" if "\n" in sentence else " ") + doubt
+    if unasked := _unasked(st, result, selection):
+        sentence += ("\n" if "\n" in sentence else " ") + unasked
     if limits := _limits(st.task, result.model, result.backend):
         sentence += f"\nNote: {limits}"
     return sentence
@@ -176,12 +196,13 @@ def _failed(st: Subtask, result: SubtaskResult, steps: dict[int, int]) -> str:
 
 
 def _step(st: Subtask, results: dict[int, SubtaskResult], steps: dict[int, int],
-          request: str, plan: dict[int, Subtask], workspace: str | None) -> str:
+          request: str, plan: dict[int, Subtask], workspace: str | None,
+          selection: Selection | None = None) -> str:
     result = results.get(st.id)
     if result is None:
         return f"{_capital(_WHAT.get(st.task, f'the {st.task} step'))} did not run."
     if result.status == "done":
-        return _done(st, result, request, steps, plan, workspace)
+        return _done(st, result, request, steps, plan, workspace, selection)
     return _failed(st, result, steps)
 
 
@@ -213,7 +234,8 @@ def small_talk(request: str) -> str:
 
 
 def template_answer(plan: list[Subtask], results: dict[int, SubtaskResult], request: str,
-                    notes: list[str], workspace: str | None = None) -> str:
+                    notes: list[str], workspace: str | None = None,
+                    selections: dict[int, Selection] | None = None) -> str:
     """The answer from the results, with ``notes`` (why no responder LLM wrote it, a
     planner fallback, ...) as last lines in parentheses. Output files are named where
     the caller finds them (:func:`~hugginggpt.tools.artifacts.where_shown` in
@@ -221,7 +243,8 @@ def template_answer(plan: list[Subtask], results: dict[int, SubtaskResult], requ
     reference's path."""
     steps = {st.id: number for number, st in enumerate(plan, 1)}
     by_id = {st.id: st for st in plan}
-    said = [_step(st, results, steps, request, by_id, workspace) for st in plan]
+    said = [_step(st, results, steps, request, by_id, workspace, (selections or {}).get(st.id))
+            for st in plan]
     if len(plan) == 1:
         body = said[0]
     else:
