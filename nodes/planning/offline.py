@@ -136,16 +136,18 @@ def offline_plan(
     Raises:
         CannotPlanOffline: as :func:`_read_plan`, with the first reading's reason.
     """
-    options = {"max_subtasks": max_subtasks, "min_similarity": min_similarity,
-               "candidates": candidates}
+    def read(text: str) -> OfflinePlan:
+        return _read_plan(text, files, bank, max_subtasks=max_subtasks,
+                          min_similarity=min_similarity, candidates=candidates)
+
     try:
-        return _read_plan(request, files, bank, **options)
+        return read(request)
     except CannotPlanOffline as error:
         retold = told_before(request)
         if retold is None:
             raise
         try:
-            plan = _read_plan(retold, files, bank, **options)
+            plan = read(retold)
         except CannotPlanOffline:
             raise error from None
         text = mask(retold).texts[0]
