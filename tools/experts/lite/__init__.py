@@ -162,8 +162,8 @@ _register(
     "reviews (model shipped in the snownlp package), gives the probability that a "
     "Chinese text is positive: POSITIVE / NEGATIVE, no neutral class. Chinese only.",
     license="mit", languages=["zh"], size_mb=37, latency_s=0.01,
-    limits="snownlp has no neutral class (a plain statement leans one way) and was "
-           "trained on product reviews.",
+    limits="snownlp has two classes only, so a plain statement leans one way, and it "
+           "was trained on product reviews.",
 )
 _register(
     detect_language, "text-classification", LINGUA,
