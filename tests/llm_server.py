@@ -21,6 +21,7 @@ import random
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -59,6 +60,9 @@ class ScriptedLLMServer:
         self.scripts: dict[str, deque[Reply]] = defaultdict(deque)
         self.defaults: dict[str, Reply] = {"responder": {"content": "Done: see the results."},
                                            "other": {"content": "pong", "tokens": 1}}
+        self.answer: Callable[[dict[str, Any]], Reply | None] | None = None
+        """A reply computed from the request's body (its model, its messages), taken
+        before the scripted ones when it gives one."""
         self.requests: list[dict[str, Any]] = []
         self.streams: list[dict[str, Any]] = []
         """Per streamed reply: its ``role``, and when (``time.monotonic()``) its ``first``
@@ -126,7 +130,7 @@ class ScriptedLLMServer:
         if fails:
             time.sleep(self.ttft_s / 2)
             return self._send_json(handler, 500, {"error": {"message": "simulated failure"}})
-        reply = self._next_reply(role_of(body))
+        reply = (self.answer(body) if self.answer else None) or self._next_reply(role_of(body))
         if reply is None:
             message = f"no scripted reply left for role {role_of(body)}"
             return self._send_json(handler, 500, {"error": {"message": message}})

@@ -4,7 +4,7 @@
     hugginggpt resume --thread ID [--approve | --reject REASON | --plan FILE] [--json]
     hugginggpt trace --thread ID [--full | --json]
     hugginggpt replay --thread ID [--json]
-    hugginggpt eval DATASET.jsonl [--planner offline|llm] | --answers FILE [--split S]
+    hugginggpt eval DATASET.jsonl [--planner offline|llm] [--llm A --llm B ...] | --answers FILE
     hugginggpt models list | refresh
     hugginggpt demo
     hugginggpt mcp [--backend B] [--task T]   (the experts as MCP tools on stdio)

@@ -84,7 +84,7 @@ def _progress(total: int) -> Callable[[AnswerRecord], None]:
 
 def evaluate_answers(args: argparse.Namespace) -> int:
     """The ``--answers`` form of ``hugginggpt eval`` (see the module docstring)."""
-    if args.planner != "offline" or args.llm or args.llm_base_url or args.llm_config:
+    if args.planner == "llm" or args.llm or args.llm_base_url or args.llm_config:
         raise UsageError("--answers measures what a user gets offline with no key: "
                          "--planner llm, --llm, --llm-base-url and --llm-config do not apply")
     try:

@@ -2,7 +2,8 @@
 set with TaskBench's metrics, split also by how near each request is to the example bank
 the planner retrieves from (the offline planner adapts the nearest example, the LLM
 planner is shown the nearest few). ``hugginggpt eval --answers FILE`` judges the answers
-of the whole graph instead (:mod:`hugginggpt.cli.eval_answers`)."""
+of the whole graph instead (:mod:`hugginggpt.cli.eval_answers`); with several ``--llm``,
+the models are compared side by side as planners (:mod:`hugginggpt.cli.eval_compare`)."""
 
 from __future__ import annotations
 
@@ -37,9 +38,13 @@ def add_parser(sub: Any) -> None:
                                  "labelled answers set instead: right, honest or wrong")
     evaluation.add_argument("--split", choices=[*SPLITS, "all"], default="all",
                             help="with --answers: only this split of the set")
-    evaluation.add_argument("--planner", choices=["offline", "llm"], default="offline")
-    evaluation.add_argument("--llm", help="the planner LLM: MODEL or hf:REPO_OR_URL")
-    evaluation.add_argument("--llm-base-url")
+    evaluation.add_argument("--planner", choices=["offline", "llm"],
+                            help="offline (the default with at most one --llm) or llm")
+    evaluation.add_argument("--llm", action="append",
+                            help="the planner LLM: MODEL or hf:REPO_OR_URL; give it several "
+                                 "times to compare models side by side (with --llm-config: "
+                                 "the names of the file's endpoints to compare)")
+    evaluation.add_argument("--llm-base-url", help="the server of every --llm")
     evaluation.add_argument("--llm-config", metavar="FILE", help="several routed endpoints")
     evaluation.add_argument("--limit", type=int, help="only the first N samples")
     evaluation.add_argument("--max-subtasks", type=int, default=10)
@@ -60,7 +65,12 @@ def _evaluate(args: argparse.Namespace) -> int:
         samples = read_samples(args.dataset, limit=args.limit)
     except (OSError, DatasetError) as exc:
         raise UsageError(f"cannot read {args.dataset}: {exc}") from exc
-    overrides = {"llm": args.llm, "llm_base_url": args.llm_base_url,
+    if args.llm and len(args.llm) > 1:
+        from hugginggpt.cli.eval_compare import compare_models
+
+        return compare_models(args, samples)
+    args.planner = args.planner or "offline"
+    overrides = {"llm": args.llm[0] if args.llm else None, "llm_base_url": args.llm_base_url,
                  "llm_config": args.llm_config}
     context = checked(Context(max_subtasks=args.max_subtasks,
                                **{k: v for k, v in overrides.items() if v is not None}))
