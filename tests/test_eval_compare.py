@@ -90,7 +90,7 @@ def test_two_models_compared_the_good_one_ranks_first(capsys, tmp_path, llm_serv
     assert "PlanParseError" in records[1]["error"]
     assert all(r["repairs"] == 0 and r["valid"] for r in models["stub-good"]["report"]["records"])
     requests = [r for r in llm_server.requests if r["model"] == "stub-bad"]
-    assert len(requests) == calls
+    assert len(requests) == calls + 1  # and the first sample once, untimed, to warm up
 
 
 def test_endpoints_of_a_config_compared_with_their_prices(capsys, tmp_path, llm_server):
@@ -126,6 +126,13 @@ def test_a_config_endpoint_that_is_not_there_is_named(capsys, tmp_path):
                  "--llm", "b", "--limit", "1"])
     assert code != 0
     assert "has no endpoint named 'b'; its endpoints: a" in capsys.readouterr().err
+
+
+def test_a_model_without_its_key_is_a_usage_error_before_any_request(capsys):
+    code = main(["eval", str(DATASET), "--llm", "gpt-a", "--llm", "gpt-b", "--limit", "1"])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "gpt-a: " in err and "OPENAI_API_KEY" in err
 
 
 def test_one_llm_keeps_the_single_model_report(capsys, tmp_path, llm_server):

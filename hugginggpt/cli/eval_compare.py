@@ -22,6 +22,7 @@ from hugginggpt.cli.common import EXIT_OK, UsageError, checked
 from hugginggpt.evaluation import Sample
 from hugginggpt.evaluation.compare import Comparison, run_model
 from hugginggpt.graph.context import Context
+from hugginggpt.tools.errors import LLMCredentialsError
 from hugginggpt.tools.llm.config import (
     NOT_CONFIGURED_HELP,
     ConfigError,
@@ -88,7 +89,10 @@ def compare_models(args: argparse.Namespace, samples: list[Sample]) -> int:
     runs = []
     for label, context in contexts:
         print(f"planning {len(samples)} samples with {label} ...", file=sys.stderr, flush=True)
-        runs.append(run_model(label, samples, context, priced=_priced(context)))
+        try:
+            runs.append(run_model(label, samples, context, priced=_priced(context)))
+        except LLMCredentialsError as exc:
+            raise UsageError(f"{label}: {exc}") from exc
     comparison = Comparison(runs)
     document = comparison.to_json() | {"dataset": str(args.dataset), "planner": "llm"}
     if args.output:

@@ -8,6 +8,10 @@ of each sample are kept (:class:`~hugginggpt.tools.llm.records.LLMCall`: tokens,
 cost), so one table can say, per model: node and edge F1, invalid plans, repairs, median
 and 95th-percentile planning latency, tokens, and the estimated cost when the endpoint
 has prices. The models are ranked by node F1, then edge F1.
+
+Before it is measured, each model plans the first sample once, untimed and uncounted: the
+first model would otherwise pay alone for loading the example bank and the client
+library, and a local server for loading its weights.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from hugginggpt.graph.context import Context
 from hugginggpt.graph.state import State
 from hugginggpt.nodes.plan import ask_planner
 from hugginggpt.nodes.planning.validation import PlanParseError, validate_plan
+from hugginggpt.tools.errors import LLMCredentialsError
+from hugginggpt.tools.llm.errors import llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall
 
 __all__ = ["ModelRun", "Comparison", "run_model", "percentile"]
@@ -167,8 +173,14 @@ def _num(value: float | None, places: int = 3) -> str:
 def run_model(label: str, samples: Sequence[Sample], context: Context, *,
               priced: bool = False) -> ModelRun:
     """Plan every sample with ``context``'s planner LLM, repairing rejected plans as the
-    plan stage does, and score the plans (see the module docstring)."""
+    plan stage does, and score the plans (see the module docstring).
+
+    Raises:
+        LLMCredentialsError: the endpoint lacks its key or token.
+    """
     calls: list[list[LLMCall]] = []
+    if samples:
+        _warm_up(samples[0], context)
 
     def planner(sample: Sample) -> list[dict[str, Any]]:
         made: list[LLMCall] = []
@@ -177,6 +189,23 @@ def run_model(label: str, samples: Sequence[Sample], context: Context, *,
 
     report = evaluate(samples, planner, max_subtasks=context.max_subtasks)
     return ModelRun(label=label, report=report, calls=calls, priced=priced)
+
+
+def _warm_up(sample: Sample, context: Context) -> None:
+    """One untimed plan, its outcome dropped: a failure here is measured again, with
+    the sample, in the run that counts; but a model without its key is not run at all.
+
+    Raises:
+        LLMCredentialsError: the endpoint lacks its key or token (no request was made).
+    """
+    try:
+        ask_planner(State(request=sample.request, files=sample.files), context, [])
+    except LLMCredentialsError:
+        raise
+    except PlanParseError:
+        return
+    except llm_call_errors():
+        return
 
 
 def _plan_with_repairs(sample: Sample, context: Context,
