@@ -13,7 +13,7 @@ import pytest
 from hugginggpt.cli import main
 from hugginggpt.evaluation import read_samples
 from hugginggpt.evaluation.compare import percentile
-from tests.llm_server import Reply, ScriptedLLMServer
+from tests.llm_server import Reply, ScriptedLLMServer, role_of
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT / "evals" / "labelled.jsonl"
@@ -150,3 +150,47 @@ def test_percentile_interpolates():
     assert percentile([2.0], 95) == 2.0
     assert percentile([1.0, 2.0, 3.0, 4.0, 5.0], 50) == 3.0
     assert percentile([0.0, 10.0], 95) == pytest.approx(9.5)
+
+
+ANSWERS = [
+    {"id": "t-1", "split": "tune", "language": "en", "category": "small-talk",
+     "request": "what is the capital of france?", "files": [],
+     "expect": {"all": ["paris"]}, "forbid": ["lyon"]},
+    {"id": "t-2", "split": "held-out", "language": "en", "category": "small-talk",
+     "request": "thank you so much, that really helped", "files": [],
+     "expect": {"all": ["welcome|glad"]}, "forbid": []},
+]
+REPLIES = {"stub-good": {"capital": "The capital of France is Paris.",
+                         "thank": "You're welcome, glad it helped!"},
+           "stub-bad": {"capital": "The capital of France is Lyon.",
+                        "thank": "Lyon is lovely in spring."}}
+
+
+def test_answers_compared_right_honest_wrong_per_model(capsys, tmp_path, llm_server):
+    dataset = tmp_path / "answers.jsonl"
+    dataset.write_text("".join(json.dumps(row) + "\n" for row in ANSWERS))
+
+    def answer(body: dict[str, Any]) -> Reply | None:
+        said = " ".join(str(m.get("content")) for m in body["messages"])
+        if role_of(body) == "planner":
+            return {"tool_args": {"subtasks": []}}
+        if role_of(body) == "responder":
+            replies = REPLIES[body["model"]]
+            return {"content": replies["capital" if "capital" in said else "thank"]}
+        return None
+
+    llm_server.answer = answer
+    code = main(["eval", "--answers", str(dataset), "--llm", "stub-bad", "--llm", "stub-good",
+                 "--llm-base-url", llm_server.url, "--output", str(tmp_path / "a.json")])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    rows = [line.split() for line in text.splitlines() if line[:2].strip().isdigit()]
+    assert [row[:5] for row in rows] == [["1", "stub-good", "2", "0", "0"],
+                                         ["2", "stub-bad", "0", "0", "2"]]
+    assert rows[0][-1] == "-"  # no prices
+    report = json.loads((tmp_path / "a.json").read_text())
+    assert report["ranking"] == ["stub-good", "stub-bad"]
+    bad = next(m for m in report["models"] if m["llm"] == "stub-bad")
+    assert [s["label"] for s in bad["report"]["samples"]] == ["wrong", "wrong"]
+    assert all(s["llm_calls"] >= 2 for s in bad["report"]["samples"])  # planner, responder
+    assert {r["model"] for r in llm_server.requests} == {"stub-good", "stub-bad"}

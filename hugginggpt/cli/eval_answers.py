@@ -26,7 +26,8 @@ from hugginggpt.evaluation import DatasetError
 from hugginggpt.evaluation.answer_report import AnswerRecord, run_answers
 from hugginggpt.evaluation.answers import AnswerSample, read_answer_samples
 
-__all__ = ["KEPT", "CLEARED", "evaluate_answers", "offline_environment", "answer_offline"]
+__all__ = ["KEPT", "CLEARED", "evaluate_answers", "offline_environment", "answer_offline",
+           "progress"]
 
 KEPT = ("HUGGINGGPT_CACHE_DIR", "HUGGINGGPT_CACHE")
 """The ``HUGGINGGPT_*`` variables a measured run keeps: where things are cached, which
@@ -37,8 +38,9 @@ CLEARED = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_
 
 
 @contextmanager
-def offline_environment() -> Iterator[None]:
-    """The environment of a new user with no key and no network, for the ``with`` block.
+def offline_environment(keep: tuple[str, ...] = ()) -> Iterator[None]:
+    """The environment of a new user with no key and no network, for the ``with`` block;
+    the variables named in ``keep`` stay (the keys of the LLMs being compared).
 
     huggingface_hub reads ``HF_HUB_OFFLINE`` when it is imported; when it already is (a
     caller that used it before), its constant is set for the block too.
@@ -47,6 +49,8 @@ def offline_environment() -> Iterator[None]:
     constants = sys.modules.get("huggingface_hub.constants")
     was_offline = getattr(constants, "HF_HUB_OFFLINE", None)
     for name in list(os.environ):
+        if name in keep:
+            continue
         if (name.startswith("HUGGINGGPT_") and name not in KEPT) or name in CLEARED:
             del os.environ[name]
     os.environ["HF_HUB_OFFLINE"] = "1"
@@ -71,7 +75,7 @@ def answer_offline(sample: AnswerSample, files: list[Path], workspace: Path) -> 
     return result.response, result.status
 
 
-def _progress(total: int) -> Callable[[AnswerRecord], None]:
+def progress(total: int) -> Callable[[AnswerRecord], None]:
     done = [0]
 
     def say(record: AnswerRecord) -> None:
@@ -83,18 +87,27 @@ def _progress(total: int) -> Callable[[AnswerRecord], None]:
 
 
 def evaluate_answers(args: argparse.Namespace) -> int:
-    """The ``--answers`` form of ``hugginggpt eval`` (see the module docstring)."""
-    if args.planner == "llm" or args.llm or args.llm_base_url or args.llm_config:
+    """The ``--answers`` form of ``hugginggpt eval`` (see the module docstring); with
+    several ``--llm``, the models compared on the same answers
+    (:func:`~hugginggpt.cli.eval_compare.compare_answers`)."""
+    comparing = args.llm is not None and len(args.llm) > 1
+    if not comparing and (args.planner == "llm" or args.llm or args.llm_base_url
+                          or args.llm_config):
         raise UsageError("--answers measures what a user gets offline with no key: "
-                         "--planner llm, --llm, --llm-base-url and --llm-config do not apply")
+                         "--planner llm, --llm, --llm-base-url and --llm-config do not apply "
+                         "(give --llm two or more times to compare LLMs on the answers)")
     try:
         samples = read_answer_samples(args.answers, split=args.split, limit=args.limit)
     except (OSError, DatasetError) as exc:
         raise UsageError(f"cannot read {args.answers}: {exc}") from exc
     if not samples:
         raise UsageError(f"{args.answers} has no sample in the split {args.split!r}")
+    if comparing:
+        from hugginggpt.cli.eval_compare import compare_answers
+
+        return compare_answers(args, samples)
     with offline_environment():
-        report = run_answers(samples, answer_offline, on_record=_progress(len(samples)))
+        report = run_answers(samples, answer_offline, on_record=progress(len(samples)))
     document = report.to_json() | {"dataset": str(args.answers), "split": args.split}
     if args.output:
         output = Path(args.output)

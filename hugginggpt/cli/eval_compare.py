@@ -19,11 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.cli.common import EXIT_OK, UsageError, checked
-from hugginggpt.evaluation import Sample
+from hugginggpt.cli.eval_answers import offline_environment, progress
+from hugginggpt.evaluation import Sample, run_answers
+from hugginggpt.evaluation.answer_compare import AnswersComparison, AnswersRun
+from hugginggpt.evaluation.answers import AnswerSample
 from hugginggpt.evaluation.compare import Comparison, run_model
 from hugginggpt.graph.context import Context
 from hugginggpt.tools.errors import LLMCredentialsError
 from hugginggpt.tools.llm.config import (
+    ENDPOINT_ROLES,
+    LLM_KEYS,
     NOT_CONFIGURED_HELP,
     ConfigError,
     Endpoint,
@@ -31,37 +36,49 @@ from hugginggpt.tools.llm.config import (
     load_config,
     routing_config,
 )
+from hugginggpt.tools.llm.records import LLMCall
 
-__all__ = ["compare_models"]
+_KEYS = (*LLM_KEYS, "ANTHROPIC_API_KEY", "HF_TOKEN", "HUGGINGFACEHUB_API_TOKEN")
+"""The keys an answers comparison keeps in its environment (``--llm``'s, and those an
+``--llm-config`` endpoint may name)."""
+
+__all__ = ["compare_models", "compare_answers", "model_settings"]
 
 
-def _contexts(args: argparse.Namespace) -> list[tuple[str, Context]]:
-    """Each compared model's label and the settings that make it the planner."""
+def model_settings(args: argparse.Namespace, roles: tuple[str, ...] = ("planner",)
+                   ) -> list[tuple[str, dict[str, Any]]]:
+    """Each compared model's label and the settings that make it the LLM of ``roles``
+    (each checked: a configuration that cannot be read is a usage error)."""
     if args.llm_config is None:
-        return [(llm, checked(Context(
-            llm=llm, planner_llm=llm, max_subtasks=args.max_subtasks,
-            **({"llm_base_url": args.llm_base_url} if args.llm_base_url else {}))))
-            for llm in args.llm]
-    try:
-        endpoints = {e.name: e for e in load_config(args.llm_config).endpoints}
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from exc
-    by_model = {e.model: e for e in endpoints.values()}
-    chosen: list[tuple[str, Context]] = []
-    for name in args.llm:
-        endpoint = endpoints.get(name) or by_model.get(name)
-        if endpoint is None:
-            raise UsageError(f"{args.llm_config} has no endpoint named {name!r}; "
-                             f"its endpoints: {', '.join(endpoints)}")
-        chosen.append((endpoint.name, checked(Context(
-            llm_endpoints=[_alone(endpoint)], max_subtasks=args.max_subtasks))))
+        base = {"llm_base_url": args.llm_base_url} if args.llm_base_url else {}
+        chosen = [(llm, {"llm": llm, "planner_llm": llm} | base) for llm in args.llm]
+    else:
+        try:
+            endpoints = {e.name: e for e in load_config(args.llm_config).endpoints}
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from exc
+        by_model = {e.model: e for e in endpoints.values()}
+        chosen = []
+        for name in args.llm:
+            endpoint = endpoints.get(name) or by_model.get(name)
+            if endpoint is None:
+                raise UsageError(f"{args.llm_config} has no endpoint named {name!r}; "
+                                 f"its endpoints: {', '.join(endpoints)}")
+            chosen.append((endpoint.name, {"llm_endpoints": [_alone(endpoint, roles)]}))
+    labels = [label for label, _ in chosen]
+    if len(set(labels)) != len(labels):
+        raise UsageError(f"each --llm once: {', '.join(labels)}")
+    for label, settings in chosen:
+        context = checked(Context(**settings))
+        if not has_llm(context, "planner"):
+            raise UsageError(f"{label}: {NOT_CONFIGURED_HELP}")
     return chosen
 
 
-def _alone(endpoint: Endpoint) -> dict[str, Any]:
-    """The endpoint as a configuration of its own, serving the planner."""
+def _alone(endpoint: Endpoint, roles: tuple[str, ...]) -> dict[str, Any]:
+    """The endpoint as a configuration of its own, serving ``roles``."""
     fields = dataclasses.asdict(endpoint)
-    fields["roles"] = ["planner"]
+    fields["roles"] = list(roles)
     fields["api_key_env"] = list(endpoint.api_key_env)
     return {key: value for key, value in fields.items() if value is not None}
 
@@ -73,19 +90,26 @@ def _priced(context: Context) -> bool:
     return any(e.cost_per_1m_input or e.cost_per_1m_output for e in endpoints)
 
 
+def _write(args: argparse.Namespace, document: dict[str, Any], text: str) -> None:
+    """The report to ``--output``; the table (or, with ``--json``, the report) printed."""
+    if args.output:
+        output = Path(args.output)
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(json.dumps(document, indent=2, ensure_ascii=False))
+        except OSError as exc:
+            raise UsageError(f"cannot write the report to {output}: {exc}") from exc
+    print(json.dumps(document, indent=2, ensure_ascii=False) if args.json else text)
+
+
 def compare_models(args: argparse.Namespace, samples: list[Sample]) -> int:
     """Run ``samples`` through each ``--llm`` as the planner; print the table (or, with
     ``--json``, the report) and write the report to ``--output``."""
     if args.planner == "offline":
         raise UsageError("several --llm compare planner LLMs: --planner offline does not "
                          "apply (run the offline planner on its own, without --llm)")
-    labels = list(args.llm)
-    if len(set(labels)) != len(labels):
-        raise UsageError(f"each --llm once: {', '.join(labels)}")
-    contexts = _contexts(args)
-    for label, context in contexts:
-        if not has_llm(context, "planner"):
-            raise UsageError(f"{label}: {NOT_CONFIGURED_HELP}")
+    contexts = [(label, Context(**settings, max_subtasks=args.max_subtasks))
+                for label, settings in model_settings(args)]
     runs = []
     for label, context in contexts:
         print(f"planning {len(samples)} samples with {label} ...", file=sys.stderr, flush=True)
@@ -95,12 +119,36 @@ def compare_models(args: argparse.Namespace, samples: list[Sample]) -> int:
             raise UsageError(f"{label}: {exc}") from exc
     comparison = Comparison(runs)
     document = comparison.to_json() | {"dataset": str(args.dataset), "planner": "llm"}
-    if args.output:
-        output = Path(args.output)
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(json.dumps(document, indent=2))
-        except OSError as exc:
-            raise UsageError(f"cannot write the report to {output}: {exc}") from exc
-    print(json.dumps(document, indent=2) if args.json else comparison.format())
+    _write(args, document, comparison.format())
+    return EXIT_OK
+
+
+def compare_answers(args: argparse.Namespace, samples: list[AnswerSample]) -> int:
+    """Run the answers set through the whole graph with each ``--llm`` as every role's
+    LLM (``planner="llm"``: a planner that fails is not replaced by the offline one), in
+    the environment of :func:`~hugginggpt.cli.eval_answers.offline_environment` but for
+    the LLM keys; judge and rank the answers."""
+    from hugginggpt.api import run
+
+    runs = []
+    for label, settings in model_settings(args, ENDPOINT_ROLES):
+        calls: dict[str, list[LLMCall]] = {}
+
+        def answer(sample: AnswerSample, files: list[Path], workspace: Path,
+                   settings: dict[str, Any] = settings,
+                   calls: dict[str, list[LLMCall]] = calls) -> tuple[str, str]:
+            result = run(sample.request, files=files, workspace=str(workspace),
+                         checkpoint_url="memory", planner="llm", **settings)
+            calls[sample.id] = result.llm_calls
+            return result.response, result.status
+
+        print(f"answering {len(samples)} samples with {label} ...", file=sys.stderr, flush=True)
+        named = [k for e in settings.get("llm_endpoints", []) for k in e.get("api_key_env", [])]
+        with offline_environment(keep=(*_KEYS, *named)):
+            report = run_answers(samples, answer, on_record=progress(len(samples)))
+        runs.append(AnswersRun(label, report, calls,
+                               priced=_priced(Context(**settings))))
+    comparison = AnswersComparison(runs)
+    document = comparison.to_json() | {"dataset": str(args.answers), "split": args.split}
+    _write(args, document, comparison.format())
     return EXIT_OK
