@@ -65,7 +65,6 @@ def test_two_models_compared_the_good_one_ranks_first(capsys, tmp_path, llm_serv
                  "--output", str(report_file)])
     text = capsys.readouterr().out
     assert code == 0, text
-    print(text)
     rows = _rows(text)
     assert list(rows) == ["stub-good", "stub-bad"]  # best first, whatever the order given
     good, bad = rows["stub-good"], rows["stub-bad"]

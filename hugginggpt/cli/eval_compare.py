@@ -127,7 +127,9 @@ def compare_answers(args: argparse.Namespace, samples: list[AnswerSample]) -> in
     """Run the answers set through the whole graph with each ``--llm`` as every role's
     LLM (``planner="llm"``: a planner that fails is not replaced by the offline one), in
     the environment of :func:`~hugginggpt.cli.eval_answers.offline_environment` but for
-    the LLM keys; judge and rank the answers."""
+    the LLM keys; judge and rank the answers. Each model first answers the first sample
+    once, untimed and uncounted, so that the first model does not pay alone for loading
+    the graph's modules and engines."""
     from hugginggpt.api import run
 
     runs = []
@@ -145,6 +147,8 @@ def compare_answers(args: argparse.Namespace, samples: list[AnswerSample]) -> in
         print(f"answering {len(samples)} samples with {label} ...", file=sys.stderr, flush=True)
         named = [k for e in settings.get("llm_endpoints", []) for k in e.get("api_key_env", [])]
         with offline_environment(keep=(*_KEYS, *named)):
+            run_answers(samples[:1], answer)  # untimed: as a planning comparison warms up
+            calls.clear()
             report = run_answers(samples, answer, on_record=progress(len(samples)))
         runs.append(AnswersRun(label, report, calls,
                                priced=_priced(Context(**settings))))
