@@ -134,6 +134,12 @@ def test_a_model_without_its_key_is_a_usage_error_before_any_request(capsys):
     assert "gpt-a: " in err and "OPENAI_API_KEY" in err
 
 
+def test_several_llms_with_the_offline_planner_is_a_usage_error(capsys):
+    code = main(["eval", str(DATASET), "--planner", "offline", "--llm", "a", "--llm", "b"])
+    assert code != 0
+    assert "--planner offline does not apply" in capsys.readouterr().err
+
+
 def test_one_llm_keeps_the_single_model_report(capsys, tmp_path, llm_server):
     _per_model(llm_server)
     code = main(["eval", str(DATASET), "--planner", "llm", "--llm", "stub-good",

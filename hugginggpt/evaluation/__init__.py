@@ -74,6 +74,11 @@ Answers, judged as a user reads them (``hugginggpt eval --answers``): a labelled
 set's samples and the judge (:mod:`~hugginggpt.evaluation.answers`: right, honest or
 wrong), the files a sample's labels describe (:mod:`~hugginggpt.evaluation.answer_files`)
 and running a set per half (:mod:`~hugginggpt.evaluation.answer_report`).
+
+Models side by side (``hugginggpt eval --llm A --llm B``): planner LLMs on a labelled
+set, with repairs, latency, tokens and cost (:mod:`~hugginggpt.evaluation.compare`), and
+controller LLMs on an answers set (:mod:`~hugginggpt.evaluation.answer_compare`); they
+are not re-exported here, since the first imports the plan stage.
 """
 
 from __future__ import annotations
