@@ -214,6 +214,13 @@ def _progress_writer() -> Callable[[dict[str, Any]], None]:
         return lambda event: None
 
 
+def _ended(raw: AIMessage) -> bool:
+    """Whether a streamed reply says why it ended (``finish_reason``, ``stop_reason``,
+    ``done_reason``: each provider names it its own way), as a whole reply does."""
+    return any(key.endswith("_reason") and value
+               for key, value in raw.response_metadata.items())
+
+
 def _usage(raw: AIMessage) -> tuple[int, int]:
     usage: dict[str, Any] = dict(raw.usage_metadata or {})
     return int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
@@ -349,7 +356,7 @@ def complete(
         try:
             out = runnable.invoke(messages, config=config_)
             raw = cast(AIMessage, out["raw"] if schema is not None else out)
-            if endpoint.streams and not raw.response_metadata.get("finish_reason"):
+            if endpoint.streams and not _ended(raw):
                 raise StreamInterruptedError(
                     "the endpoint closed the stream before the reply ended")
         except Exception as exc:

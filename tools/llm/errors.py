@@ -80,11 +80,23 @@ def status_of(exc: BaseException) -> int | None:
     return None
 
 
+def _raised_in(exc: BaseException) -> str:
+    """The module whose code raised the exception (its traceback's last frame)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return str(tb.tb_frame.f_globals.get("__name__", "")) if tb is not None else ""
+
+
 def _unreadable(exc: BaseException) -> bool:
-    """A reply that could not be read: JSON or a schema that did not parse."""
+    """A reply that could not be read: JSON or a schema that did not parse, or a
+    ``ValueError`` the chat model's own code raised about its reply ("No generations
+    found in stream", say); one raised in this package's code is a bug."""
     kinds = (json.JSONDecodeError, _loaded("pydantic", "ValidationError"),
              _loaded("langchain_core.exceptions", "OutputParserException"))
-    return any(isinstance(link, kinds) for link in _chain(exc))
+    return any(isinstance(link, kinds) or (isinstance(link, ValueError) and not (
+        _raised_in(link).startswith("hugginggpt") or _raised_in(link) == ""))
+        for link in _chain(exc))
 
 
 def is_endpoint_failure(exc: BaseException) -> bool:

@@ -143,7 +143,7 @@ def missing_key(llm: BaseChatModel) -> str | None:
     for field, variable in llm.lc_secrets.items():
         if not variable.endswith("_API_KEY"):
             continue
-        value = getattr(llm, field, None)
+        value: Any = getattr(llm, field, None)
         secret = value.get_secret_value() if hasattr(value, "get_secret_value") else value
         if not secret and not env(variable):
             return variable
