@@ -38,7 +38,8 @@ def add_parser(sub: Any) -> None:
     evaluation.add_argument("--split", choices=[*SPLITS, "all"], default="all",
                             help="with --answers: only this split of the set")
     evaluation.add_argument("--planner", choices=["offline", "llm"], default="offline")
-    evaluation.add_argument("--llm", help="the planner LLM: MODEL or hf:REPO_OR_URL")
+    evaluation.add_argument("--llm", help="the planner LLM: MODEL, PROVIDER:MODEL or "
+                            "hf:REPO_OR_URL")
     evaluation.add_argument("--llm-base-url")
     evaluation.add_argument("--llm-config", metavar="FILE", help="several routed endpoints")
     evaluation.add_argument("--limit", type=int, help="only the first N samples")
