@@ -277,3 +277,24 @@ def test_a_tagged_model_on_an_openai_compatible_server_is_no_provider(
     code, out, err = _cli(capsys, "qwen3:4b", llm_server.url, workspace)
     assert code == 0, err
     assert llm_server.requests[0]["model"] == "qwen3:4b"
+
+
+def test_routing_fails_over_from_one_provider_to_another(capsys, workspace, monkeypatch,
+                                                        anthropic_stub, ollama_stub):
+    endpoints = [{"name": "claude", "model": "anthropic:claude-x",
+                  "base_url": anthropic_stub.url, "tier": "large"},
+                 {"name": "local", "model": "ollama:qwen3:4b", "base_url": ollama_stub.url,
+                  "tier": "large"}]
+    monkeypatch.setenv("HUGGINGGPT_LLM_ENDPOINTS", json.dumps(endpoints))
+    monkeypatch.setenv("HUGGINGGPT_LLM_ROUTING", "strongest")
+    anthropic_stub.script("planner", {"status": 500})
+    ollama_stub.script("planner", {"tool_args": PLAN})
+    ollama_stub.script("responder", {"content": "They are quite similar."})
+    anthropic_stub.script("responder", {"content": "They are quite similar."})
+    code, out, err = _run(capsys, "run", REQUEST, "--planner", "llm", "--backend", "lite",
+                          "--json", "--workspace", str(workspace))
+    assert code == 0, err
+    doc = json.loads(out)
+    planner = [c for c in doc["llm_calls"] if c["role"] == "planner"]
+    assert [(c["endpoint"], c["ok"]) for c in planner] == [("claude", False), ("local", True)]
+    assert doc["plan"][0]["task"] == "sentence-similarity"
