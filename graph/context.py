@@ -130,8 +130,10 @@ class Context:
     """Settings of one run.
 
     LLMs are named as ``MODEL`` (an OpenAI-compatible endpoint: OpenAI itself, or vLLM,
-    Ollama, TGI, LM Studio through ``llm_base_url``) or ``hf:REPO_OR_URL`` (Hugging Face
-    through ``langchain-huggingface``). Each role falls back to ``llm``.
+    Ollama, TGI, LM Studio through ``llm_base_url``), LangChain's ``PROVIDER:MODEL``
+    (``anthropic:claude-sonnet-4-5``, ``ollama:qwen3:4b``, ...: ``init_chat_model``, with
+    the provider's extra installed) or ``hf:REPO_OR_URL`` (Hugging Face through
+    ``langchain-huggingface``). Each role falls back to ``llm``.
     """
 
     llm: str | None = _env_factory("HUGGINGGPT_LLM")

@@ -169,7 +169,8 @@ def test_each_commands_help_line_is_its_parsers():
 def test_endpoint_failures_are_told_without_importing_openai_first():
     """``llm_call_errors()`` names openai's classes once openai is loaded (only then can
     one be raised): a real connection failure from the openai client is an endpoint
-    failure, told with its hint; a bug is not one."""
+    failure, told with its hint; a bug is not one. The openai client raises its errors
+    from httpx's, which say what happened."""
     import httpx
     import openai
 
@@ -177,7 +178,9 @@ def test_endpoint_failures_are_told_without_importing_openai_first():
 
     request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
     refused = openai.APIConnectionError(request=request)
+    refused.__cause__ = httpx.ConnectError("refused")
     timed_out = openai.APITimeoutError(request=request)
+    timed_out.__cause__ = httpx.ReadTimeout("slow")
     assert isinstance(refused, llm_call_errors()) and isinstance(timed_out, llm_call_errors())
     assert not isinstance(KeyError("x"), llm_call_errors())
     assert "is the server running" in describe_llm_error(refused, "planner")

@@ -41,9 +41,10 @@ def add_parser(sub: Any) -> None:
     evaluation.add_argument("--planner", choices=["offline", "llm"],
                             help="offline (the default with at most one --llm) or llm")
     evaluation.add_argument("--llm", action="append",
-                            help="the planner LLM: MODEL or hf:REPO_OR_URL; give it several "
-                                 "times to compare models side by side (with --llm-config: "
-                                 "the names of the file's endpoints to compare)")
+                            help="the planner LLM: MODEL, PROVIDER:MODEL or hf:REPO_OR_URL; "
+                                 "give it several times to compare models side by side "
+                                 "(with --llm-config: the names of the file's endpoints to "
+                                 "compare)")
     evaluation.add_argument("--llm-base-url", help="the server of every --llm")
     evaluation.add_argument("--llm-config", metavar="FILE", help="several routed endpoints")
     evaluation.add_argument("--limit", type=int, help="only the first N samples")

@@ -47,8 +47,11 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--backend",
                      help="auto|hybrid (default), local, hf-inference, llm, lite, dry-run, "
                           "a plugin's backend, or an order such as llm,local")
-    run.add_argument("--llm", help="LLM for every role: MODEL or hf:REPO_OR_URL")
-    run.add_argument("--llm-base-url", help="OpenAI-compatible endpoint (vLLM, Ollama, ...)")
+    run.add_argument("--llm", help="LLM for every role: MODEL (OpenAI-compatible), "
+                     "PROVIDER:MODEL (anthropic:claude-sonnet-4-5, ollama:qwen3:4b, ...) "
+                     "or hf:REPO_OR_URL")
+    run.add_argument("--llm-base-url", help="the LLM's server: an OpenAI-compatible endpoint "
+                     "(vLLM, Ollama, ...), or a provider's own API at another address")
     run.add_argument("--planner-llm")
     run.add_argument("--selector-llm")
     run.add_argument("--responder-llm")

@@ -1,8 +1,10 @@
 """LLM calls for the three roles (planner, selector, responder), routed and recorded.
 
-An endpoint's ``model`` names an OpenAI-compatible server through ``langchain-openai``
-(OpenAI, or vLLM, Ollama, TGI, LM Studio with a ``base_url``) or, as ``hf:REPO_ID`` or
-``hf:URL``, a Hugging Face model or endpoint through ``langchain-huggingface``.
+An endpoint's ``model`` is LangChain's ``provider:model`` (``anthropic:claude-...``,
+``ollama:qwen3:4b``, ...), built by ``init_chat_model``
+(:mod:`hugginggpt.tools.llm.providers`); a bare name is an OpenAI-compatible server
+(OpenAI, or vLLM, Ollama, TGI, LM Studio with a ``base_url``); ``hf:REPO_ID`` or
+``hf:URL`` is a Hugging Face model or endpoint through ``langchain-huggingface``.
 
 :func:`complete` is the one way the nodes call an LLM: the router
 (:mod:`hugginggpt.tools.llm.router`) orders the role's endpoints, a failure falls back to
@@ -53,7 +55,13 @@ from hugginggpt.tools.llm.credentials import (
     missing_credentials,
     without_missing,
 )
-from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
+from hugginggpt.tools.llm.errors import (
+    EndpointFailure,
+    describe_llm_error,
+    is_endpoint_failure,
+    llm_call_errors,
+)
+from hugginggpt.tools.llm.providers import ProviderError, chat_model, is_hf, missing_key
 from hugginggpt.tools.llm.records import (
     LLMCall,
     check_budget,
@@ -80,10 +88,10 @@ _HF_HOSTS = (".huggingface.cloud", ".huggingface.co", "huggingface.co", ".hf.spa
 
 @lru_cache(maxsize=64)
 def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatModel:
-    if endpoint.model.startswith("hf:"):
+    if is_hf(endpoint.model):
         from langchain_huggingface import ChatHuggingFace, HuggingFaceEndpoint
 
-        target = endpoint.model[3:]
+        target = endpoint.model.split(":", 1)[1]
         is_url = target.startswith(("http://", "https://"))
         token = hf_token(endpoint)
         # the billing header goes where the token goes: hub models, Hugging Face hosts
@@ -104,21 +112,23 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
         install_log_redaction()  # the loggers of the client just imported
         return ChatHuggingFace(llm=hf, streaming=endpoint.streams, stream_usage=True)
 
-    from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
 
     key = api_key(endpoint)
+    options: dict[str, Any] = {
+        "api_key": SecretStr(key) if key else None, "timeout": timeout_s,
+        "max_retries": max_retries, "temperature": 0, "streaming": endpoint.streams,
+        "stream_usage": True}
+    try:
+        llm = chat_model(endpoint.model, endpoint.base_url, options)
+        if key is None and endpoint.base_url and missing_key(llm):
+            # a server at a base URL needs no key, but the client insists on one
+            options["api_key"] = SecretStr("not-needed")
+            llm = chat_model(endpoint.model, endpoint.base_url, options)
+    except ProviderError as exc:
+        raise LLMNotConfiguredError(str(exc)) from None
     install_log_redaction()  # the loggers of the client just imported
-    return ChatOpenAI(
-        model=endpoint.model,
-        base_url=endpoint.base_url,
-        api_key=SecretStr(key) if key else None,
-        timeout=timeout_s,
-        max_retries=max_retries,
-        temperature=0,
-        streaming=endpoint.streams,
-        stream_usage=True,
-    )
+    return llm
 
 
 def _client(endpoint: Endpoint, timeout_s: float) -> BaseChatModel:
@@ -130,7 +140,7 @@ def _client(endpoint: Endpoint, timeout_s: float) -> BaseChatModel:
 def _probe(endpoint: Endpoint) -> None:
     """A minimal call that shows whether a cooled-down endpoint answers again."""
     llm = _build(endpoint, min(10.0, endpoint.timeout_s or 10.0), 0)
-    extra: dict[str, Any] = {} if endpoint.model.startswith("hf:") else {"max_tokens": 1}
+    extra: dict[str, Any] = {} if is_hf(endpoint.model) else {"max_tokens": 1}
     llm.invoke([HumanMessage("ping")], **extra)
 
 
@@ -202,6 +212,13 @@ def _progress_writer() -> Callable[[dict[str, Any]], None]:
         return get_stream_writer()
     except RuntimeError:
         return lambda event: None
+
+
+def _ended(raw: AIMessage) -> bool:
+    """Whether a streamed reply says why it ended (``finish_reason``, ``stop_reason``,
+    ``done_reason``: each provider names it its own way), as a whole reply does."""
+    return any(key.endswith("_reason") and value
+               for key, value in raw.response_metadata.items())
 
 
 def _usage(raw: AIMessage) -> tuple[int, int]:
@@ -339,7 +356,7 @@ def complete(
         try:
             out = runnable.invoke(messages, config=config_)
             raw = cast(AIMessage, out["raw"] if schema is not None else out)
-            if endpoint.streams and not raw.response_metadata.get("finish_reason"):
+            if endpoint.streams and not _ended(raw):
                 raise StreamInterruptedError(
                     "the endpoint closed the stream before the reply ended")
         except Exception as exc:
@@ -349,7 +366,7 @@ def complete(
             ROUTER.failed(ticket, config, _error(exc))
             calls.append(LLMCall(**record, ok=False, error=_error(exc),
                                  latency_s=round(latency, 4)))
-            if not isinstance(exc, llm_call_errors()):
+            if not is_endpoint_failure(exc):
                 raise  # a bug, not an endpoint failure
             down = not_answered(exc, endpoint, timeout_s, began=timer.first is not None,
                                 answered_before=ROUTER.answered_before(endpoint))
@@ -384,7 +401,7 @@ def complete(
         final = LLMNotAnsweringError(role, down, earlier=False)
         final.__cause__ = last
     elif len(names) == 1:
-        final = last
+        final = last if isinstance(last, llm_call_errors()) else EndpointFailure(last)
     else:
         final = LLMCallError(
             f"all {len(names)} endpoints failed ({len(failures)} attempts): "

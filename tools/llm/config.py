@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 
 from hugginggpt.tools.env import env
 from hugginggpt.tools.errors import HuggingGPTError
+from hugginggpt.tools.llm.providers import ProviderError, check_model, is_hf, provider_of
 from hugginggpt.tools.llm.settings import LLMSettings
 from hugginggpt.tools.redact import redact
 
@@ -68,8 +69,10 @@ class Endpoint:
     """One LLM endpoint a role may use.
 
     ``model`` is ``MODEL`` (an OpenAI-compatible server at ``base_url``, or OpenAI when
-    None) or ``hf:REPO_OR_URL`` (Hugging Face). Keys are never part of the
-    configuration: ``api_key_env`` names the environment variables to read them from.
+    None), LangChain's ``PROVIDER:MODEL`` (``anthropic:claude-...``, ``ollama:qwen3:4b``;
+    ``base_url`` then overrides the provider's) or ``hf:REPO_OR_URL`` (Hugging Face).
+    Keys are never part of the configuration: ``api_key_env`` names the environment
+    variables to read them from.
     """
 
     name: str
@@ -154,7 +157,7 @@ def _endpoint(raw: Any, index: int, source: str) -> Endpoint:
         raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; "
                           f"known: {sorted(_ENDPOINT_FIELDS)}")
     if not isinstance(raw.get("model"), str) or not raw["model"].strip():
-        raise ConfigError(f"{where} needs a model (MODEL, or hf:REPO_OR_URL)")
+        raise ConfigError(f"{where} needs a model (MODEL, PROVIDER:MODEL or hf:REPO_OR_URL)")
     values = dict(raw)
     # the name is shown everywhere (labels, records, logs): never with a secret in it
     values["name"] = redact(str(values.get("name", raw["model"])))
@@ -174,6 +177,7 @@ def _endpoint(raw: Any, index: int, source: str) -> Endpoint:
         endpoint = Endpoint(**values)
     except TypeError as exc:
         raise ConfigError(f"{where}: {exc}") from None
+    _check_model(endpoint.model, endpoint.base_url, where)
     timeout = endpoint.timeout_s
     if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
         raise ConfigError(f"{where}: timeout_s must be a positive number, not {timeout!r}")
@@ -183,10 +187,10 @@ def _endpoint(raw: Any, index: int, source: str) -> Endpoint:
             continue
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{where}: {key} must be a name, not {value!r}")
-        if not endpoint.model.startswith("hf:"):
+        if not is_hf(endpoint.model):
             raise ConfigError(f"{where}: {key} applies to Hugging Face endpoints (hf:...) "
                               f"only, not to {endpoint.model!r}")
-    if endpoint.provider and _is_url(endpoint.model[3:]):
+    if endpoint.provider and _is_url(endpoint.model.split(":", 1)[1]):
         raise ConfigError(f"{where}: provider applies to a hub model id (hf:ORG/MODEL); "
                           f"{endpoint.model!r} is a server of its own")
     return endpoint
@@ -272,6 +276,9 @@ examples). Configure one of:
   - any OpenAI-compatible server (vLLM, Ollama, TGI, LM Studio):
                        --llm MODEL --llm-base-url http://localhost:11434/v1
                        (or HUGGINGGPT_LLM and HUGGINGGPT_LLM_BASE_URL)
+  - another provider:  --llm anthropic:claude-sonnet-4-5 with ANTHROPIC_API_KEY set,
+                       or ollama:qwen3:4b, google_genai:..., mistralai:..., groq:...
+                       (pip install 'hugginggpt[anthropic]', [ollama], [google], ...)
   - Hugging Face:      --llm hf:meta-llama/Llama-3.1-8B-Instruct with HF_TOKEN set,
                        or --llm hf:https://your-endpoint.endpoints.huggingface.cloud
   - several endpoints, routed by capability and load: --llm-config llms.toml
@@ -335,12 +342,14 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
             return None
         endpoints = []
         for spec, roles in by_spec.items():
-            hf = spec.startswith("hf:")
+            hf = is_hf(spec)
             base_url = None if hf else settings.llm_base_url
+            _check_model(spec, base_url, "--llm")
+            openai = not hf and provider_of(spec, base_url)[0] == "openai"
             endpoints.append(Endpoint(
                 name=f"{spec} @ {redact(base_url)}" if base_url else spec, model=spec,
                 base_url=base_url, roles=tuple(roles),
-                api_key_env=LLM_KEYS[:1] if hf else LLM_KEYS,
+                api_key_env=LLM_KEYS if openai else LLM_KEYS[:1],
                 max_retries=settings.llm_max_retries,
             ))
         config = RoutingConfig(endpoints=tuple(endpoints))
@@ -356,11 +365,19 @@ def _with_hf_defaults(config: RoutingConfig, settings: LLMSettings) -> RoutingCo
     if not (provider or bill_to):
         return config
     endpoints = tuple(
-        replace(e, provider=e.provider or (None if _is_url(e.model[3:]) else provider),
+        replace(e, provider=e.provider or (
+                    None if _is_url(e.model.split(":", 1)[1]) else provider),
                 bill_to=e.bill_to or bill_to)
-        if e.model.startswith("hf:") else e
+        if is_hf(e.model) else e
         for e in config.endpoints)
     return replace(config, endpoints=endpoints)
+
+
+def _check_model(model: str, base_url: str | None, where: str) -> None:
+    try:
+        check_model(model, base_url)
+    except ProviderError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
 
 
 def _is_url(target: str) -> bool:

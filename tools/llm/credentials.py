@@ -2,11 +2,12 @@
 
 Keys stay in the environment and are read here, where a client is built, never stored.
 Whether an endpoint can be called is known before any request: OpenAI itself (no
-``base_url``) needs a key, a Hugging Face model id (``hf:REPO``) a token (``HF_TOKEN``
-or a saved ``hf auth login``), and an endpoint whose configuration names ``api_key_env``
-needs one of those variables set. A server at a ``base_url`` given with ``--llm`` (vLLM,
-Ollama, ...) needs none: it gets ``HUGGINGGPT_LLM_API_KEY`` or ``OPENAI_API_KEY`` when one
-is set.
+``base_url``) needs a key, a ``provider:model`` the key its chat model reads
+(``ANTHROPIC_API_KEY``, ...; none for Ollama or at a ``base_url``), a Hugging Face
+model id (``hf:REPO``) a token (``HF_TOKEN`` or a saved ``hf auth login``), and an
+endpoint whose configuration names ``api_key_env`` needs one of those variables set.
+A server at a ``base_url`` given with ``--llm`` (vLLM, Ollama, ...) needs none: it gets
+``HUGGINGGPT_LLM_API_KEY`` or ``OPENAI_API_KEY`` when one is set.
 """
 
 from __future__ import annotations
@@ -20,6 +21,13 @@ from langchain_core.messages import BaseMessage
 from hugginggpt.tools.env import env
 from hugginggpt.tools.errors import LLMCredentialsError
 from hugginggpt.tools.llm.config import LLM_KEYS, Endpoint, Role, RoutingConfig
+from hugginggpt.tools.llm.providers import (
+    ProviderError,
+    chat_model,
+    is_hf,
+    missing_key,
+    provider_of,
+)
 from hugginggpt.tools.llm.records import LLMCall, recorded_request
 
 __all__ = ["api_key", "hf_token", "missing_credentials", "without_missing"]
@@ -34,12 +42,20 @@ def _first(names: tuple[str, ...]) -> str | None:
 
 
 def _is_hf_model_id(endpoint: Endpoint) -> bool:
-    return not endpoint.model[3:].startswith(("http://", "https://"))
+    return not endpoint.model.split(":", 1)[1].startswith(("http://", "https://"))
+
+
+def _is_openai(endpoint: Endpoint) -> bool:
+    return provider_of(endpoint.model, endpoint.base_url)[0] == "openai"
 
 
 def api_key(endpoint: Endpoint) -> str | None:
-    """The key for an OpenAI-compatible endpoint; a placeholder for a server at a base
-    URL that needs none (the client insists on one)."""
+    """The key for an endpoint from its ``api_key_env``; for an OpenAI-compatible one,
+    else ``OPENAI_API_KEY``, else a placeholder for a server at a base URL that needs
+    none (the client insists on one). None: the provider's package reads its own
+    variable (``ANTHROPIC_API_KEY``, ...)."""
+    if not _is_openai(endpoint):
+        return _first(endpoint.api_key_env)
     key = _first(endpoint.api_key_env or (() if endpoint.base_url else ("OPENAI_API_KEY",)))
     return key or ("not-needed" if endpoint.base_url else None)
 
@@ -57,12 +73,14 @@ def hf_token(endpoint: Endpoint) -> str | None:
 
 def missing_credentials(endpoint: Endpoint) -> str | None:
     """What the endpoint lacks to be called, and how to give it; None when nothing."""
-    if endpoint.model.startswith("hf:"):
+    if is_hf(endpoint.model):
         if not _is_hf_model_id(endpoint) or hf_token(endpoint) is not None:
             return None
         return (f"{endpoint.label} is a Hugging Face model and needs a token: set HF_TOKEN "
                 "(export HF_TOKEN=hf_...) or log in with `hf auth login`; or give the URL "
                 "of a server of yours (--llm hf:https://...)")
+    if not _is_openai(endpoint):
+        return _missing_provider_key(endpoint)
     names = endpoint.api_key_env or ("OPENAI_API_KEY",)
     if _first(names) is not None:
         return None
@@ -74,6 +92,29 @@ def missing_credentials(endpoint: Endpoint) -> str | None:
         return (f"{endpoint.label} reads its key from {' or '.join(names)} (its "
                 f"api_key_env), which is not set: export {names[0]}=...")
     return None
+
+
+def _missing_provider_key(endpoint: Endpoint) -> str | None:
+    """What a ``provider:model`` endpoint lacks: its ``api_key_env`` when the
+    configuration names one, else the key variable of the provider's chat model (none
+    at a base URL, a server of the user's)."""
+    if _first(endpoint.api_key_env) is not None:
+        return None
+    if endpoint.api_key_env and endpoint.api_key_env != LLM_KEYS[:1]:
+        names = endpoint.api_key_env
+        return (f"{endpoint.label} reads its key from {' or '.join(names)} (its "
+                f"api_key_env), which is not set: export {names[0]}=...")
+    if endpoint.base_url:
+        return None
+    try:
+        variable = missing_key(chat_model(endpoint.model, None, {}))
+    except ProviderError:
+        return None  # said when the client is built, as a configuration error
+    except ValueError as exc:  # a chat model that refuses to be built without its key
+        return f"{endpoint.label} cannot be set up: {exc}"
+    if variable is None:
+        return None
+    return f"{endpoint.label} needs a key: set {variable} (export {variable}=...)"
 
 
 def without_missing(config: RoutingConfig, role: Role, missing: dict[str, str], digest: str,

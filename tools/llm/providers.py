@@ -1,0 +1,150 @@
+"""LangChain's ``provider:model`` strings: which chat model an endpoint's ``model`` names.
+
+``anthropic:claude-sonnet-4-5``, ``ollama:qwen3:4b``, ``google_genai:gemini-2.5-flash``,
+... are resolved by ``init_chat_model`` with the provider's integration package, an
+optional extra of this project (``pip install 'hugginggpt[anthropic]'``). A bare model
+name (``gpt-4o-mini``), or any name at a ``base_url`` whose prefix is no provider
+(``qwen3:4b`` on Ollama's OpenAI-compatible URL), is an OpenAI-compatible endpoint, as
+before; ``hf:`` (or ``huggingface:``) is a Hugging Face model or endpoint.
+
+Nothing here names a provider: the providers, their packages and their key variables
+come from LangChain (its registry of providers, each chat model's ``lc_secrets``), and
+the extra to install from this project's own metadata.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from functools import lru_cache
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from hugginggpt.tools.env import env
+from hugginggpt.tools.errors import HuggingGPTError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+__all__ = ["ProviderError", "provider_of", "check_model", "chat_model", "missing_key",
+           "is_hf"]
+
+_HF_PREFIXES = ("hf:", "huggingface:")
+_PREFIX = re.compile(r"([a-z][a-z0-9_-]*):(.+)", re.S)
+
+
+class ProviderError(HuggingGPTError, ValueError):
+    """An endpoint's model names an unknown provider, or one whose package is missing."""
+
+
+def is_hf(model: str) -> bool:
+    """Whether the model is a Hugging Face model or endpoint (``hf:`` or
+    ``huggingface:``), served by :mod:`langchain_huggingface` as before."""
+    return model.startswith(_HF_PREFIXES)
+
+
+@lru_cache(maxsize=1)
+def _registry() -> dict[str, tuple[str, ...]]:
+    """``init_chat_model``'s providers -> (module, class name, ...)."""
+    from langchain.chat_models import base
+
+    return dict(getattr(base, "_BUILTIN_PROVIDERS", {}))
+
+
+def provider_of(model: str, base_url: str | None) -> tuple[str, str]:
+    """(provider, model name) for a non-``hf:`` model: ``openai`` for a bare name, or a
+    name at a base URL whose prefix is no provider.
+
+    Raises:
+        ProviderError: a ``prefix:name`` with no base URL, whose prefix no provider has.
+    """
+    found = _PREFIX.fullmatch(model)
+    if found is None:
+        return "openai", model
+    prefix, name = found.group(1).replace("-", "_"), found.group(2)
+    if prefix in _registry():
+        return prefix, name
+    if base_url:  # a model name with a tag, on an OpenAI-compatible server
+        return "openai", model
+    known = ", ".join(sorted(_registry()))
+    raise ProviderError(
+        f"unknown LLM provider {found.group(1)!r} in {model!r}: write PROVIDER:MODEL "
+        f"(anthropic:claude-sonnet-4-5, ollama:qwen3:4b, ...), with PROVIDER one of "
+        f"{known}; or a bare model name for OpenAI (gpt-4o-mini); or hf:REPO_OR_URL; "
+        "or give --llm-base-url for an OpenAI-compatible server")
+
+
+def _package(provider: str) -> str:
+    return _registry()[provider][0].split(".")[0].replace("_", "-")
+
+
+def _extra(package: str) -> str | None:
+    """This project's extra that installs ``package``, from its own metadata."""
+    try:
+        requires = metadata.requires("hugginggpt") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for requirement in requires:
+        found = re.match(r"([A-Za-z0-9_.-]+).*extra\s*==\s*['\"]([^'\"]+)['\"]", requirement)
+        if found and found.group(1).lower().replace("_", "-") == package:
+            return found.group(2)
+    return None
+
+
+def check_model(model: str, base_url: str | None) -> None:
+    """Raise, before any request, for a model no installed package can serve.
+
+    Raises:
+        ProviderError: an unknown provider, or a provider whose package is missing (the
+            message says what to install).
+    """
+    if is_hf(model) or ":" not in model:
+        return
+    provider, _ = provider_of(model, base_url)
+    package = _package(provider)
+    if importlib.util.find_spec(package.replace("-", "_")) is not None:
+        return
+    extra = _extra(package)
+    install = f"pip install 'hugginggpt[{extra}]'" if extra else f"pip install {package}"
+    raise ProviderError(f"the LLM {model!r} needs the {package} package: {install}")
+
+
+def _accepted(cls: type, options: dict[str, Any]) -> dict[str, Any]:
+    """The options the chat model class has fields for (by name or alias); a timeout
+    goes into ``client_kwargs`` for a class that takes it there."""
+    fields = getattr(cls, "model_fields", {})
+    names = set(fields) | {f.alias for f in fields.values() if f.alias}
+    kept = {k: v for k, v in options.items() if k in names and v is not None}
+    if "timeout" not in names and "client_kwargs" in names and options.get("timeout"):
+        kept["client_kwargs"] = {"timeout": options["timeout"]}
+    return kept
+
+
+def chat_model(model: str, base_url: str | None, options: dict[str, Any]) -> BaseChatModel:
+    """The chat model ``init_chat_model`` builds for ``model`` with the options its
+    class takes (``base_url``, ``api_key``, ``timeout``, ``max_retries``, ...).
+
+    Raises:
+        ProviderError: see :func:`check_model`.
+    """
+    check_model(model, base_url)
+    provider, name = provider_of(model, base_url)
+    from langchain.chat_models import init_chat_model
+
+    module, class_name = _registry()[provider][:2]
+    cls = getattr(importlib.import_module(module), class_name)
+    return init_chat_model(name, model_provider=provider,
+                           **_accepted(cls, options | {"base_url": base_url}))
+
+
+def missing_key(llm: BaseChatModel) -> str | None:
+    """The variable a chat model reads its API key from, when it has none (None when it
+    has one or needs none): from the model's ``lc_secrets``."""
+    for field, variable in llm.lc_secrets.items():
+        if not variable.endswith("_API_KEY"):
+            continue
+        value: Any = getattr(llm, field, None)
+        secret = value.get_secret_value() if hasattr(value, "get_secret_value") else value
+        if not secret and not env(variable):
+            return variable
+    return None
