@@ -45,6 +45,7 @@ from hugginggpt.tools.experts.hf_inference import HF_INFERENCE_BACKEND
 from hugginggpt.tools.experts.llm import LLM_BACKEND
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
 from hugginggpt.tools.llm.expert import expert_settings
+from hugginggpt.tools.llm.providers import SAVED_OBJECT, chat_model_label, is_chat_model
 from hugginggpt.tools.llm.settings import StructuredOutputMethod
 from hugginggpt.tools.redact import redact
 
@@ -110,6 +111,20 @@ def _subtasks(value: Any) -> Any:
 PlanItems = Annotated[list[Any], BeforeValidator(_subtasks)]
 
 
+def _llm_spec(value: Any) -> Any:
+    """A model's name, or a LangChain chat model the caller built."""
+    if value is None or isinstance(value, str) or is_chat_model(value):
+        return value
+    raise ValueError("expected a model's name (gpt-4o-mini, anthropic:claude-sonnet-4-5, "
+                     "hf:REPO) or a LangChain chat model (a BaseChatModel)")
+
+
+LLM = Annotated[Any, AfterValidator(_llm_spec)]
+"""A role's LLM (:data:`hugginggpt.tools.llm.settings.LLMSpec`). A chat-model object is
+never saved with the thread: :func:`settings_of` records its class and model, and a
+resume needs it passed again."""
+
+
 def _fault_spec(value: dict[str, Any] | None) -> dict[str, Any] | None:
     """The faults setting, once the dry-run backend would accept it."""
     FaultSpec.parse(value)  # raises ValueError saying what is allowed
@@ -133,14 +148,19 @@ class Context:
     Ollama, TGI, LM Studio through ``llm_base_url``), LangChain's ``PROVIDER:MODEL``
     (``anthropic:claude-sonnet-4-5``, ``ollama:qwen3:4b``, ...: ``init_chat_model``, with
     the provider's extra installed) or ``hf:REPO_OR_URL`` (Hugging Face through
-    ``langchain-huggingface``). Each role falls back to ``llm``.
+    ``langchain-huggingface``), or given as a LangChain chat model the caller built
+    (``llm=ChatAnthropic(...)``: routed, budgeted and recorded like a named one, called
+    with its own keys, timeout and retries, never saved with the thread). Each role
+    falls back to ``llm``; the expert (the ``llm`` backend) to the responder's.
     """
 
-    llm: str | None = _env_factory("HUGGINGGPT_LLM")
+    llm: LLM = _env_factory("HUGGINGGPT_LLM")
     llm_base_url: Url | None = _env_factory("HUGGINGGPT_LLM_BASE_URL", "OPENAI_BASE_URL")
-    planner_llm: str | None = _env_factory("HUGGINGGPT_PLANNER_LLM")
-    selector_llm: str | None = _env_factory("HUGGINGGPT_SELECTOR_LLM")
-    responder_llm: str | None = _env_factory("HUGGINGGPT_RESPONDER_LLM")
+    planner_llm: LLM = _env_factory("HUGGINGGPT_PLANNER_LLM")
+    selector_llm: LLM = _env_factory("HUGGINGGPT_SELECTOR_LLM")
+    responder_llm: LLM = _env_factory("HUGGINGGPT_RESPONDER_LLM")
+    expert_llm: LLM = _env_factory("HUGGINGGPT_EXPERT_LLM")
+    """The LLM the ``llm`` backend does text subtasks with (None: the responder's)."""
     llm_config: str | None = _env_factory("HUGGINGGPT_LLM_CONFIG")
     """A TOML or YAML file of endpoints and routing settings (see
     :mod:`hugginggpt.tools.llm.config`); it replaces ``llm``, ``llm_base_url`` and the
@@ -486,7 +506,10 @@ def _problem(error: ErrorDetails, given: set[str]) -> SettingProblem:
 
 
 def _redact(value: Any) -> Any:
-    """Strings without secrets (see :func:`hugginggpt.tools.redact.redact`), in nested settings."""
+    """Strings without secrets (see :func:`hugginggpt.tools.redact.redact`), in nested
+    settings; a chat-model object as its class and model (it is never saved)."""
+    if is_chat_model(value):
+        return SAVED_OBJECT + redact(chat_model_label(value))
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):

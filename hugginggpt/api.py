@@ -45,6 +45,7 @@ from hugginggpt.tools.artifacts import is_artifact_ref
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.kinds import is_url
 from hugginggpt.tools.llm.config import routing_config
+from hugginggpt.tools.llm.providers import saved_object
 from hugginggpt.tools.llm.records import LLMCall, usage_totals
 from hugginggpt.tools.redact import redact
 
@@ -234,6 +235,30 @@ async def drive(app: Any, graph_input: Any, thread_id: str, context: Context,
     return await app.aget_state(config), interrupted
 
 
+_LLM_SETTINGS = ("llm", "planner_llm", "selector_llm", "responder_llm", "expert_llm")
+
+
+def objects_not_passed_again(thread_id: str, saved: dict[str, Any],
+                             context: Context) -> str | None:
+    """Why a thread cannot be resumed with these settings: its LLM was a chat-model
+    object (never saved with it), and the resume gives no LLM for that role, so it
+    would go on without one. None when it can."""
+    if context.offline or context.llm_config or context.llm_endpoints or context.llm:
+        return None
+    for name in _LLM_SETTINGS:
+        label = saved_object(str(saved.get(name) or ""))
+        if label is None or getattr(context, name) is not None:
+            continue
+        again = (f"resume it from Python with hugginggpt.resume({thread_id!r}, "
+                 f"{name}=...), or give --{name.replace('_', '-')} to go on with another"
+                 if context.caller == "cli" else
+                 f"pass it again: resume({thread_id!r}, {name}=...), or offline=True to "
+                 "go on without an LLM")
+        return (f"thread {thread_id!r} was run with the chat model {label} passed as "
+                f"{name}=; chat-model objects are never saved in a checkpoint: {again}")
+    return None
+
+
 async def _run(graph_input: Any, thread_id: str, context: Context, checkpoint_url: str | None,
                on_event: OnEvent | None) -> RunResult:
     url = checkpoint_url or f"sqlite:///{context.workspace}/checkpoints.sqlite"
@@ -245,6 +270,9 @@ async def _run(graph_input: Any, thread_id: str, context: Context, checkpoint_ur
                 raise ArgumentError(f"thread {thread_id!r} has no checkpoint in {redact(url)}")
             if isinstance(graph_input, Command) and not before.interrupts:
                 raise ArgumentError(f"thread {thread_id!r} is not waiting for an approval")
+            if why := objects_not_passed_again(
+                    thread_id, before.values.get("settings") or {}, context):
+                raise ArgumentError(why)
         snapshot, interrupted = await drive(app, graph_input, thread_id, context, on_event)
     result = RunResult.from_snapshot(thread_id, snapshot, context.workspace, interrupted)
     from hugginggpt.nodes.responding.advice import for_caller

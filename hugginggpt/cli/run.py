@@ -55,6 +55,8 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--planner-llm")
     run.add_argument("--selector-llm")
     run.add_argument("--responder-llm")
+    run.add_argument("--expert-llm", help="the LLM the llm backend does text subtasks "
+                     "with (default: the responder's)")
     run.add_argument("--llm-config", metavar="FILE",
                      help="several LLM endpoints with tiers, routed per call (TOML or YAML)")
     run.add_argument("--llm-routing", choices=STRATEGIES,
@@ -99,7 +101,8 @@ def context_from(args: argparse.Namespace) -> Context:
     overrides: dict[str, Any] = {
         "llm": args.llm, "llm_base_url": args.llm_base_url,
         "planner_llm": args.planner_llm, "selector_llm": args.selector_llm,
-        "responder_llm": args.responder_llm, "backend": args.backend,
+        "responder_llm": args.responder_llm, "expert_llm": args.expert_llm,
+        "backend": args.backend,
         "max_subtasks": args.max_subtasks, "subtask_timeout_s": args.subtask_timeout,
         "subtask_retries": args.subtask_retries, "max_run_s": args.max_run_time,
         "max_download_total_mb": args.max_download_total_mb,

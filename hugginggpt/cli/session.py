@@ -10,7 +10,7 @@ from typing import Any
 
 from langgraph.types import Command
 
-from hugginggpt.api import RunResult, drive
+from hugginggpt.api import RunResult, drive, objects_not_passed_again
 from hugginggpt.cli.common import EXIT_CODES, UsageError, read_plan, who
 from hugginggpt.cli.interrupts import running
 from hugginggpt.graph.builder import build_graph
@@ -63,6 +63,9 @@ async def run_session(graph_input: Any, thread_id: str, context: Context, url: s
                 raise UsageError(f"thread {thread_id!r} has no checkpoint in {redact(url)}")
             if isinstance(graph_input, Command) and not snapshot.interrupts:
                 raise UsageError(f"thread {thread_id!r} is not waiting for an approval")
+            if why := objects_not_passed_again(
+                    thread_id, snapshot.values.get("settings") or {}, context):
+                raise UsageError(why)
         while True:
             snapshot, interrupted = await drive(app, graph_input, thread_id, context,
                                                 progress.handle)

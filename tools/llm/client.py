@@ -17,7 +17,9 @@ recording and no endpoint is called.
 
 from __future__ import annotations
 
+import contextvars
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -132,15 +134,20 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
 
 
 def _client(endpoint: Endpoint, timeout_s: float) -> BaseChatModel:
-    # no retries inside the client: they are the loop's in complete(), which stops at
-    # an endpoint that does not answer (the client would wait out the timeout again)
+    """The endpoint's chat model: the caller's own object as it is, else one built for
+    it. No retries inside a built client: they are the loop's in complete(), which
+    stops at an endpoint that does not answer (the client would wait out the timeout
+    again)."""
+    if endpoint.chat is not None:
+        return cast("BaseChatModel", endpoint.chat)
     return _build(endpoint, timeout_s, 0)
 
 
 def _probe(endpoint: Endpoint) -> None:
     """A minimal call that shows whether a cooled-down endpoint answers again."""
-    llm = _build(endpoint, min(10.0, endpoint.timeout_s or 10.0), 0)
-    extra: dict[str, Any] = {} if is_hf(endpoint.model) else {"max_tokens": 1}
+    llm = _client(endpoint, min(10.0, endpoint.timeout_s or 10.0))
+    built = endpoint.chat is None and not is_hf(endpoint.model)
+    extra: dict[str, Any] = {"max_tokens": 1} if built else {}
     llm.invoke([HumanMessage("ping")], **extra)
 
 
@@ -201,6 +208,45 @@ def _as_streamed(raw: AIMessage, timer: _Timer) -> AIMessage:
     if not invalid or len(invalid) == len(raw.invalid_tool_calls):
         return raw
     return raw.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
+
+
+def _structured(llm: BaseChatModel, schema: dict[str, Any], method: str) -> Any:
+    """The chat model asked for ``schema`` (its reply and the parsed value): with the
+    run's method, else (a chat model that takes no such method) its own way; a chat
+    model that cannot structure its output is asked plainly, and the caller reads the
+    JSON in its reply."""
+    for options in ({"method": method}, {}):
+        try:
+            return llm.with_structured_output(schema, include_raw=True, **options)
+        except NotImplementedError:
+            break
+        except (TypeError, ValueError):
+            continue
+    return llm
+
+
+def _within(timeout_s: float, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``call``'s result, or TimeoutError after ``timeout_s``: a chat-model object has
+    its own client and timeout, which the run's limit must not wait beyond. The call
+    is left to end in the background (a thread cannot be stopped)."""
+    done = threading.Event()
+    box: dict[str, Any] = {}
+    context = contextvars.copy_context()  # the graph's stream writer, the run tree
+
+    def run() -> None:
+        try:
+            box["value"] = context.run(call, *args, **kwargs)
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="llm-object-call", daemon=True).start()
+    if not done.wait(timeout_s):
+        raise TimeoutError(f"no reply within {timeout_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def _progress_writer() -> Callable[[dict[str, Any]], None]:
@@ -342,10 +388,8 @@ def complete(
                                          "tier": endpoint.tier, "attempt": attempt,
                                          "at": time.time()}
         llm = _client(endpoint, timeout_s)
-        runnable: Any = llm
-        if schema is not None:
-            runnable = llm.with_structured_output(
-                schema, method=settings.structured_output, include_raw=True)
+        runnable = llm if schema is None else _structured(llm, schema,
+                                                          settings.structured_output)
         timer = _Timer(on_stream, attempt)
         # the caller's config (LangSmith run tree, graph streaming) plus the timer
         config_ = merge_configs(ensure_config(), {"callbacks": [timer]})
@@ -354,8 +398,11 @@ def complete(
         waiting = {"type": "wait", "key": f"llm {id(timer)}"}  # unique while it waits
         tell(waiting | {"event": "start", "what": f"the {role} LLM at {endpoint.label}"})
         try:
-            out = runnable.invoke(messages, config=config_)
-            raw = cast(AIMessage, out["raw"] if schema is not None else out)
+            if endpoint.chat is None:
+                out = runnable.invoke(messages, config=config_)
+            else:
+                out = _within(timeout_s, runnable.invoke, messages, config=config_)
+            raw = cast(AIMessage, out["raw"] if isinstance(out, dict) else out)
             if endpoint.streams and not _ended(raw):
                 raise StreamInterruptedError(
                     "the endpoint closed the stream before the reply ended")

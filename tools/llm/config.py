@@ -14,14 +14,22 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from hugginggpt.tools.env import env
 from hugginggpt.tools.errors import HuggingGPTError
-from hugginggpt.tools.llm.providers import ProviderError, check_model, is_hf, provider_of
-from hugginggpt.tools.llm.settings import LLMSettings
+from hugginggpt.tools.llm.providers import (
+    ProviderError,
+    chat_model_label,
+    check_model,
+    is_chat_model,
+    is_hf,
+    provider_of,
+    saved_object,
+)
+from hugginggpt.tools.llm.settings import LLMSettings, LLMSpec
 from hugginggpt.tools.redact import redact
 
 __all__ = [
@@ -99,6 +107,10 @@ class Endpoint:
     bill_to: str | None = None
     """``hf:`` only: the Hugging Face organisation billed (None: the run's
     ``hf_bill_to``, else the token's owner)."""
+    chat: Any = field(default=None, compare=False, repr=False)
+    """A LangChain chat model the caller built (``llm=ChatAnthropic(...)``): called as it
+    is, with its own client, keys, timeout and retries. Never configured from a file,
+    never saved with a thread."""
 
     @property
     def streams(self) -> bool:
@@ -136,7 +148,7 @@ class RoutingConfig:
 
 # ------------------------------------------------------------------ configuration
 
-_ENDPOINT_FIELDS = {f.name for f in fields(Endpoint)}
+_ENDPOINT_FIELDS = {f.name for f in fields(Endpoint)} - {"chat"}
 _ROUTING_FIELDS = {"strategy", "failure_threshold", "cooldown_s"}
 
 
@@ -298,17 +310,22 @@ at a base URL. A Hugging Face ``llm`` reads ``HUGGINGGPT_LLM_API_KEY``, then ``H
 _DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
 
-def role_llm(settings: LLMSettings, role: Role) -> str | None:
-    """The LLM a role uses when no endpoint file or list is given: its own setting, else
-    ``llm``, else OpenAI's default model when an OpenAI key or a base URL is set, else
-    None (not configured, or ``offline``). The expert has no setting of its own: it
-    writes text for a subtask as the responder does for the user, so it takes the
-    responder's LLM."""
+def _own_llm(settings: LLMSettings, role: Role) -> LLMSpec:
+    """The role's own setting; the expert's, else the responder's (it writes text for a
+    subtask as the responder does for the user)."""
+    if role == EXPERT_ROLE:
+        return settings.expert_llm or settings.responder_llm
+    return {"planner": settings.planner_llm, "selector": settings.selector_llm,
+            "responder": settings.responder_llm}[role]
+
+
+def role_llm(settings: LLMSettings, role: Role) -> LLMSpec:
+    """The LLM a role uses when no endpoint file or list is given: its own setting
+    (a name or a chat-model object), else ``llm``, else OpenAI's default model when an
+    OpenAI key or a base URL is set, else None (not configured, or ``offline``)."""
     if settings.offline:
         return None
-    specific = {"planner": settings.planner_llm, "selector": settings.selector_llm,
-                "responder": settings.responder_llm,
-                EXPERT_ROLE: settings.responder_llm}[role]
+    specific = _own_llm(settings, role)
     if specific or settings.llm:
         return specific or settings.llm
     if settings.llm_base_url or env("OPENAI_API_KEY"):
@@ -328,19 +345,21 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
                           f"{list(STRATEGIES)}, not {settings.llm_routing!r}")
     if settings.offline:
         return None
-    if settings.llm_config:
-        config = load_config(settings.llm_config)
-    elif settings.llm_endpoints:
-        config = parse_config(settings.llm_endpoints, "llm_endpoints")
+    objects = _object_endpoints(settings)
+    if settings.llm_config or settings.llm_endpoints:
+        config = (load_config(settings.llm_config) if settings.llm_config
+                  else parse_config(settings.llm_endpoints or [], "llm_endpoints"))
+        config = _with_objects(config, objects)
     else:
         by_spec: dict[str, list[str]] = {}
         for role in ENDPOINT_ROLES:
             spec = role_llm(settings, cast(Role, role))
-            if spec is not None:
+            if isinstance(spec, str):  # objects are endpoints of their own
+                _refuse_saved_object(spec, role)
                 by_spec.setdefault(spec, []).append(role)
-        if not by_spec:
+        if not by_spec and not objects:
             return None
-        endpoints = []
+        endpoints = list(objects)
         for spec, roles in by_spec.items():
             hf = is_hf(spec)
             base_url = None if hf else settings.llm_base_url
@@ -356,6 +375,44 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
     if settings.llm_routing:
         config = replace(config, strategy=cast(Any, settings.llm_routing))
     return _with_hf_defaults(config, settings)
+
+
+def _object_endpoints(settings: LLMSettings) -> list[Endpoint]:
+    """An endpoint per chat-model object the roles use (one for an object several roles
+    share), serving those roles."""
+    by_object: dict[int, tuple[Any, list[str]]] = {}
+    for role in ENDPOINT_ROLES:
+        llm = _own_llm(settings, cast(Role, role)) or settings.llm
+        if not settings.offline and is_chat_model(llm):
+            by_object.setdefault(id(llm), (llm, []))[1].append(role)
+    endpoints = []
+    for llm, roles in by_object.values():
+        label = chat_model_label(llm)
+        endpoints.append(Endpoint(name=label, model=label, roles=tuple(roles), chat=llm,
+                                  stream=False))
+    return endpoints
+
+
+def _with_objects(config: RoutingConfig, objects: list[Endpoint]) -> RoutingConfig:
+    """The configured endpoints, with the roles a chat-model object serves taken from
+    them: an object passed for a role is that role's LLM."""
+    if not objects:
+        return config
+    taken = {role for e in objects for role in e.roles}
+    kept = tuple(replace(e, roles=tuple(r for r in e.roles if r not in taken))
+                 for e in config.endpoints)
+    return replace(config, endpoints=(*objects, *(e for e in kept if e.roles)))
+
+
+def _refuse_saved_object(spec: str, role: str) -> None:
+    """A thread's saved setting that held a chat-model object cannot be called."""
+    label = saved_object(spec)
+    if label is None:
+        return
+    raise ConfigError(
+        f"the {role} LLM of this thread was a chat model passed as an object, {label}: "
+        "objects are never saved with a thread, so pass it again (llm=... in Python), "
+        "or name an LLM to go on with")
 
 
 def _with_hf_defaults(config: RoutingConfig, settings: LLMSettings) -> RoutingConfig:

@@ -72,7 +72,10 @@ def hf_token(endpoint: Endpoint) -> str | None:
 
 
 def missing_credentials(endpoint: Endpoint) -> str | None:
-    """What the endpoint lacks to be called, and how to give it; None when nothing."""
+    """What the endpoint lacks to be called, and how to give it; None when nothing (a
+    chat-model object the caller built holds its own keys)."""
+    if endpoint.chat is not None:
+        return None
     if is_hf(endpoint.model):
         if not _is_hf_model_id(endpoint) or hf_token(endpoint) is not None:
             return None

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 __all__ = ["ProviderError", "provider_of", "check_model", "chat_model", "missing_key",
-           "is_hf"]
+           "is_hf", "is_chat_model", "chat_model_label", "SAVED_OBJECT", "saved_object"]
 
 _HF_PREFIXES = ("hf:", "huggingface:")
 _PREFIX = re.compile(r"([a-z][a-z0-9_-]*):(.+)", re.S)
@@ -148,3 +148,34 @@ def missing_key(llm: BaseChatModel) -> str | None:
         if not secret and not env(variable):
             return variable
     return None
+
+
+# ------------------------------------------------------------------ chat-model objects
+
+SAVED_OBJECT = "chat-model-object:"
+"""How a setting that held a chat-model object is saved with a thread (the object never
+is): ``chat-model-object:ChatAnthropic(claude-sonnet-4-5)``. Read back (a resume, a
+replay), it names what to pass again."""
+
+
+def is_chat_model(value: Any) -> bool:
+    """Whether a setting holds a LangChain chat model rather than a model's name."""
+    if value is None or isinstance(value, str):
+        return False
+    from langchain_core.language_models import BaseChatModel
+
+    return isinstance(value, BaseChatModel)
+
+
+def chat_model_label(llm: BaseChatModel) -> str:
+    """A chat-model object as traces name it: its class and model,
+    ``ChatAnthropic(claude-sonnet-4-5)``."""
+    fields = ("model_name", "model", "model_id", "repo_id", "deployment_name")
+    model = next((value for name in fields
+                  if isinstance(value := getattr(llm, name, None), str) and value), None)
+    return f"{type(llm).__name__}({model or llm._llm_type})"
+
+
+def saved_object(value: str) -> str | None:
+    """The label of the chat-model object a saved setting held (None: it held a name)."""
+    return value[len(SAVED_OBJECT):] if value.startswith(SAVED_OBJECT) else None

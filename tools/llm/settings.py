@@ -6,9 +6,16 @@ client is typed against this protocol so that it depends on no layer above it.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
-__all__ = ["LLMSettings", "StructuredOutputMethod"]
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+__all__ = ["LLMSettings", "StructuredOutputMethod", "LLMSpec"]
+
+LLMSpec: TypeAlias = "str | BaseChatModel | None"
+"""A role's LLM: a model's name (``gpt-4o-mini``, ``anthropic:claude-...``, ``hf:REPO``),
+or a LangChain chat model built by the caller."""
 
 StructuredOutputMethod = Literal["function_calling", "json_schema", "json_mode"]
 
@@ -17,15 +24,17 @@ class LLMSettings(Protocol):
     """The LLM part of a run's settings (see ``Context`` for what each one means)."""
 
     @property
-    def llm(self) -> str | None: ...
+    def llm(self) -> LLMSpec: ...
     @property
     def llm_base_url(self) -> str | None: ...
     @property
-    def planner_llm(self) -> str | None: ...
+    def planner_llm(self) -> LLMSpec: ...
     @property
-    def selector_llm(self) -> str | None: ...
+    def selector_llm(self) -> LLMSpec: ...
     @property
-    def responder_llm(self) -> str | None: ...
+    def responder_llm(self) -> LLMSpec: ...
+    @property
+    def expert_llm(self) -> LLMSpec: ...
     @property
     def llm_config(self) -> str | None: ...
     @property
