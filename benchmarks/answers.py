@@ -34,9 +34,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +146,11 @@ def changes(before: AnswerReport, after: AnswerReport) -> list[str]:
             if b.judgement.label != a.judgement.label]
 
 
+_MISSING = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+"""A tree whose dependencies the venv lacks (the tree before needs what was removed
+since) cannot be compared: its runs raise."""
+
+
 def verdict(before: AnswerReport, after: AnswerReport) -> list[str]:
     """What fails the targets (empty: PASS)."""
     failures = []
@@ -155,6 +162,13 @@ def verdict(before: AnswerReport, after: AnswerReport) -> list[str]:
         elif wrong > WRONG_TARGET * len(held):
             failures.append(f"{name}: {wrong} of {len(held)} answers wrong after "
                             f"(at most {WRONG_TARGET * len(held):.2f} allowed: 1 in 30)")
+    for name, report in (("before", before), ("after", after)):
+        missing = Counter(m.group(1) for r in report.records
+                          if (m := _MISSING.search(r.error or "")))
+        if missing:
+            failures.append(f"{name}: {missing.total()} runs could not import "
+                            f"{', '.join(missing)}, which this venv lacks (pip install "
+                            f"{' '.join(missing)}, then run again): no fair comparison")
     right_before = AnswerReport.counts(before.records)["right"]
     right_after = AnswerReport.counts(after.records)["right"]
     if right_after <= right_before:
