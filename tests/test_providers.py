@@ -13,8 +13,8 @@ import importlib.util
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 import pytest
