@@ -181,8 +181,12 @@ class Context:
     llm_timeout_s: Seconds = _env_factory("HUGGINGGPT_LLM_TIMEOUT", default=60.0)
     llm_max_retries: Count = _env_factory("HUGGINGGPT_LLM_RETRIES", default=2)
     structured_output: StructuredOutputMethod = _env_factory(
-        "HUGGINGGPT_STRUCTURED_OUTPUT", default="function_calling"
+        "HUGGINGGPT_STRUCTURED_OUTPUT", default="auto"
     )
+    """``with_structured_output``'s method for plans, selections and the llm expert's
+    answers: ``auto`` (tool calling on an OpenAI-compatible endpoint, where plain
+    servers often lack JSON schema; each other provider's own default: Anthropic's tool
+    use, Ollama's ``format``, Gemini's JSON schema), or one method for every LLM."""
 
     planner: Literal["auto", "llm", "offline"] = _env_factory(
         "HUGGINGGPT_PLANNER", default="auto"

@@ -28,7 +28,8 @@ from typing import Any
 __all__ = ["ScriptedLLMServer", "Reply", "role_of"]
 
 Reply = dict[str, Any]
-"""One scripted reply: {"content": str} | {"tool_args": dict} | {"status": int},
+"""One scripted reply: {"content": str} | {"tool_args": dict} | {"status": int} |
+{"garbage": True} (an HTML page where JSON was due),
 optionally with "delay": seconds before answering, "tokens": the completion length to
 report (and to stream at the server's speed; default 5), and "echo_auth": an error
 message that repeats the request's Authorization header."""
@@ -141,6 +142,14 @@ class ScriptedLLMServer:
             if reply.get("echo_auth"):  # as careless servers do: the key in the error
                 message += f"; you sent {handler.headers.get('Authorization')}"
             return self._send_json(handler, status, {"error": {"message": message}})
+        if reply.get("garbage"):  # a proxy's error page, say
+            data = b"<html>Bad gateway</html>"
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+            return None
         with self._lock:
             self.served += 1
         if body.get("stream"):

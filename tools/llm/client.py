@@ -63,7 +63,13 @@ from hugginggpt.tools.llm.errors import (
     is_endpoint_failure,
     llm_call_errors,
 )
-from hugginggpt.tools.llm.providers import ProviderError, chat_model, is_hf, missing_key
+from hugginggpt.tools.llm.providers import (
+    ProviderError,
+    chat_model,
+    is_hf,
+    missing_key,
+    structured_method,
+)
 from hugginggpt.tools.llm.records import (
     LLMCall,
     check_budget,
@@ -117,16 +123,14 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
     from pydantic import SecretStr
 
     key = api_key(endpoint)
-    options: dict[str, Any] = {
-        "api_key": SecretStr(key) if key else None, "timeout": timeout_s,
-        "max_retries": max_retries, "temperature": 0, "streaming": endpoint.streams,
-        "stream_usage": True}
     try:
+        if key is None and endpoint.base_url and missing_key(endpoint.model, endpoint.base_url):
+            key = "not-needed"  # a server at a base URL needs none; the client insists
+        options: dict[str, Any] = {
+            "api_key": SecretStr(key) if key else None, "timeout": timeout_s,
+            "max_retries": max_retries, "temperature": 0, "streaming": endpoint.streams,
+            "stream_usage": True}
         llm = chat_model(endpoint.model, endpoint.base_url, options)
-        if key is None and endpoint.base_url and missing_key(llm):
-            # a server at a base URL needs no key, but the client insists on one
-            options["api_key"] = SecretStr("not-needed")
-            llm = chat_model(endpoint.model, endpoint.base_url, options)
     except ProviderError as exc:
         raise LLMNotConfiguredError(str(exc)) from None
     install_log_redaction()  # the loggers of the client just imported
@@ -210,12 +214,13 @@ def _as_streamed(raw: AIMessage, timer: _Timer) -> AIMessage:
     return raw.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
 
 
-def _structured(llm: BaseChatModel, schema: dict[str, Any], method: str) -> Any:
+def _structured(llm: BaseChatModel, schema: dict[str, Any], setting: str) -> Any:
     """The chat model asked for ``schema`` (its reply and the parsed value): with the
-    run's method, else (a chat model that takes no such method) its own way; a chat
-    model that cannot structure its output is asked plainly, and the caller reads the
-    JSON in its reply."""
-    for options in ({"method": method}, {}):
+    method the run's setting picks for it (:func:`structured_method`), else (a chat
+    model that takes no such method) its own way; a chat model that cannot structure
+    its output is asked plainly, and the caller reads the JSON in its reply."""
+    method = structured_method(llm, setting)
+    for options in ([{"method": method}] if method else []) + [{}]:
         try:
             return llm.with_structured_output(schema, include_raw=True, **options)
         except NotImplementedError:

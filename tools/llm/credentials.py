@@ -110,14 +110,15 @@ def _missing_provider_key(endpoint: Endpoint) -> str | None:
     if endpoint.base_url:
         return None
     try:
-        variable = missing_key(chat_model(endpoint.model, None, {}))
+        if variables := missing_key(endpoint.model, None):
+            return (f"{endpoint.label} needs a key: set {' or '.join(variables)} "
+                    f"(export {variables[0]}=...)")
+        chat_model(endpoint.model, None, {})
     except ProviderError:
         return None  # said when the client is built, as a configuration error
-    except ValueError as exc:  # a chat model that refuses to be built without its key
+    except ValueError as exc:  # a chat model that cannot be built from its settings
         return f"{endpoint.label} cannot be set up: {exc}"
-    if variable is None:
-        return None
-    return f"{endpoint.label} needs a key: set {variable} (export {variable}=...)"
+    return None
 
 
 def without_missing(config: RoutingConfig, role: Role, missing: dict[str, str], digest: str,

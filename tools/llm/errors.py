@@ -147,6 +147,9 @@ def _describe(exc: BaseException, label: str) -> str:
                 else "check the endpoint's API key")
     elif status == 404:
         hint = "check the model name given with --llm"
+    elif status == 429:
+        hint = ("the endpoint answered HTTP 429, its rate limit or quota; check its logs, "
+                "or retry later")
     elif status is not None:
         hint = f"the endpoint answered HTTP {status}; check its logs, or retry later"
     elif _unreadable(exc):

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 __all__ = ["ProviderError", "provider_of", "check_model", "chat_model", "missing_key",
-           "is_hf", "is_chat_model", "chat_model_label", "SAVED_OBJECT", "saved_object"]
+           "is_hf", "is_chat_model", "chat_model_label", "SAVED_OBJECT", "saved_object",
+           "structured_method"]
 
 _HF_PREFIXES = ("hf:", "huggingface:")
 _PREFIX = re.compile(r"([a-z][a-z0-9_-]*):(.+)", re.S)
@@ -109,6 +110,12 @@ def check_model(model: str, base_url: str | None) -> None:
     raise ProviderError(f"the LLM {model!r} needs the {package} package: {install}")
 
 
+def _chat_class(provider: str) -> Any:
+    """The chat model class ``init_chat_model`` builds for a provider."""
+    module, class_name = _registry()[provider][:2]
+    return getattr(importlib.import_module(module), class_name)
+
+
 def _accepted(cls: type, options: dict[str, Any]) -> dict[str, Any]:
     """The options the chat model class has fields for (by name or alias); a timeout
     goes into ``client_kwargs`` for a class that takes it there."""
@@ -131,23 +138,33 @@ def chat_model(model: str, base_url: str | None, options: dict[str, Any]) -> Bas
     provider, name = provider_of(model, base_url)
     from langchain.chat_models import init_chat_model
 
-    module, class_name = _registry()[provider][:2]
-    cls = getattr(importlib.import_module(module), class_name)
+    cls = _chat_class(provider)
     return init_chat_model(name, model_provider=provider,
                            **_accepted(cls, options | {"base_url": base_url}))
 
 
-def missing_key(llm: BaseChatModel) -> str | None:
-    """The variable a chat model reads its API key from, when it has none (None when it
-    has one or needs none): from the model's ``lc_secrets``."""
-    for field, variable in llm.lc_secrets.items():
-        if not variable.endswith("_API_KEY"):
-            continue
-        value: Any = getattr(llm, field, None)
-        secret = value.get_secret_value() if hasattr(value, "get_secret_value") else value
-        if not secret and not env(variable):
-            return variable
-    return None
+def missing_key(model: str, base_url: str | None) -> tuple[str, ...]:
+    """The variables the chat model of a ``provider:model`` reads its API key from, when
+    none of them is set (``GOOGLE_API_KEY``, ``GEMINI_API_KEY``: any one will do); empty
+    when one is, or when it reads none. From its class's ``lc_secrets``, without
+    building it (some refuse to be built without their key)."""
+    check_model(model, base_url)
+    cls = _chat_class(provider_of(model, base_url)[0])
+    secrets: dict[str, str] = cls.model_construct().lc_secrets
+    variables = tuple(v for v in secrets.values() if v.endswith("_API_KEY"))
+    return () if any(env(v) for v in variables) else variables
+
+
+def structured_method(llm: BaseChatModel, setting: str) -> str | None:
+    """``with_structured_output``'s method for ``llm``: the run's setting unless it is
+    ``auto``; then tool calling for an OpenAI-compatible endpoint (the OpenAI protocol,
+    whose plain servers often lack JSON schema), else None, the integration's own
+    default (Anthropic's tool use, Ollama's ``format``, Gemini's JSON schema, ...).
+    Which protocol a chat model speaks is its LangSmith ``ls_provider``."""
+    if setting != "auto":
+        return setting
+    params = llm._get_ls_params()
+    return "function_calling" if params.get("ls_provider") == "openai" else None
 
 
 # ------------------------------------------------------------------ chat-model objects

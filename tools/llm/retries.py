@@ -9,6 +9,7 @@ the breaker has opened (:mod:`hugginggpt.tools.llm.breaker`).
 from __future__ import annotations
 
 from hugginggpt.tools.llm.config import Endpoint
+from hugginggpt.tools.llm.errors import status_of
 from hugginggpt.tools.llm.settings import LLMSettings
 
 __all__ = ["TRIES_PER_ENDPOINT", "tries_per_endpoint", "retryable", "backoff_s"]
@@ -29,8 +30,9 @@ def tries_per_endpoint(endpoint: Endpoint, settings: LLMSettings, several: bool)
 
 def retryable(exc: BaseException) -> bool:
     """Whether asking the same endpoint again can help (as openai's client decides: a
-    408, 409, 429 or 5xx answer, or no answer)."""
-    status = getattr(exc, "status_code", None)
+    408, 409, 429 or 5xx answer, or no answer). The status is found where any provider
+    puts it: on the exception or on one it was raised from."""
+    status = status_of(exc)
     return status is None or status in (408, 409, 429) or status >= 500
 
 

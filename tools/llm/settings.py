@@ -17,7 +17,9 @@ LLMSpec: TypeAlias = "str | BaseChatModel | None"
 """A role's LLM: a model's name (``gpt-4o-mini``, ``anthropic:claude-...``, ``hf:REPO``),
 or a LangChain chat model built by the caller."""
 
-StructuredOutputMethod = Literal["function_calling", "json_schema", "json_mode"]
+StructuredOutputMethod = Literal["auto", "function_calling", "json_schema", "json_mode"]
+"""How a chat model is asked for structure (``with_structured_output``'s method):
+``auto`` picks per chat model (:func:`hugginggpt.tools.llm.providers.structured_method`)."""
 
 
 class LLMSettings(Protocol):
