@@ -58,15 +58,16 @@ def weights_folder(repo: str) -> Path:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
+    found: Path | None
     try:
-        folder = Path(snapshot_download(repo, local_files_only=True))
+        found = Path(snapshot_download(repo, local_files_only=True))
     except LocalEntryNotFoundError:
-        folder = None
-    if folder is None or not (folder / "config.json").is_file():
+        found = None
+    if found is None or not (found / "config.json").is_file():
         raise LLMNotConfiguredError(
             f"the LLM transformers:{repo} is not in the local cache: download it with "
             f"hugginggpt models download {repo}, or run with --download yes|ask")
-    return folder
+    return found
 
 
 def local_chat(model: str) -> BaseChatModel:
