@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["build", "CHAT_TEMPLATE", "REPO"]
+__all__ = ["build", "CHAT_TEMPLATE", "REPO", "REQUESTS"]
 
 REPO = "tiny-org/tiny-chat"
 
@@ -75,3 +75,28 @@ def build(root: Path, vocab_size: int = 1024) -> Path:
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
+
+
+REQUESTS: list[tuple[str, list[str]]] = [
+    ("Translate 'good morning, how are you' into French.", []),
+    ("What is the sentiment of 'I loved this film'?", []),
+    ("Summarise this: the meeting moved to Tuesday and the budget was approved.", []),
+    ("Describe photo.jpg in one sentence.", ["photo.jpg"]),
+    ("How many people are in crowd.png?", ["crowd.png"]),
+    ("Transcribe speech.wav and translate it into German.", ["speech.wav"]),
+    ("Read the text aloud: welcome to the museum.", []),
+    ("Draw a red fox in the snow.", []),
+    ("Which objects are in street.jpg, and what is their depth?", ["street.jpg"]),
+    ("Classify the sound in dog.wav.", ["dog.wav"]),
+    ("Hello! How are you today?", []),
+    ("Answer from the document scan.png: what is the total?", ["scan.png"]),
+    ("Find the named entities in 'Ada Lovelace was born in London'.", []),
+    ("Caption photo.jpg, then read the caption aloud.", ["photo.jpg"]),
+    ("Is 'the service was slow' positive or negative?", []),
+    ("Segment the image cat.png and estimate its depth.", ["cat.png"]),
+    ("Fill in the blank: Paris is the [MASK] of France.", []),
+    ("Translate speech.wav into English text.", ["speech.wav"]),
+    ("Generate an image of a lighthouse at dusk and describe it.", []),
+    ("What does the sign in sign.jpg say?", ["sign.jpg"]),
+]
+"""Twenty requests, some with files, for the plans a model makes (tests and benchmark)."""

@@ -28,10 +28,15 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.runnables import Runnable
 
-__all__ = ["local_chat", "constrained", "weights_folder", "MAX_NEW_TOKENS", "repo_of"]
+__all__ = ["local_chat", "constrained", "weights_folder", "MAX_NEW_TOKENS", "repo_of",
+           "SAMPLING"]
 
 MAX_NEW_TOKENS = 1024
 """Tokens a reply may have (a reply under a plan's grammar ends well before)."""
+SAMPLING: dict[str, Any] = {"do_sample": False}
+"""How every call picks its tokens: greedily, as a provider at temperature 0 does. (A
+random model, greedy, writes the same reply to every request; the tests and the
+benchmark sample, to see many replies.)"""
 
 _LOADED: dict[str, BaseChatModel] = {}
 _LOCK = threading.Lock()
@@ -55,15 +60,11 @@ def weights_folder(repo: str) -> Path:
         if not (folder / "config.json").is_file():
             raise LLMNotConfiguredError(f"the LLM transformers:{repo} has no config.json")
         return folder
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
+    from huggingface_hub import try_to_load_from_cache
 
-    found: Path | None
-    try:
-        found = Path(snapshot_download(repo, local_files_only=True))
-    except LocalEntryNotFoundError:
-        found = None
-    if found is None or not (found / "config.json").is_file():
+    config = try_to_load_from_cache(repo, "config.json")
+    found = Path(config).parent if isinstance(config, str) else None
+    if found is None:
         raise LLMNotConfiguredError(
             f"the LLM transformers:{repo} is not in the local cache: download it with "
             f"hugginggpt models download {repo}, or run with --download yes|ask")
@@ -88,8 +89,7 @@ def _load(folder: Path) -> BaseChatModel:
 
     pipeline = HuggingFacePipeline.from_model_id(
         str(folder), task="text-generation", model_kwargs={"dtype": "auto"},
-        pipeline_kwargs={"return_full_text": False, "max_new_tokens": MAX_NEW_TOKENS,
-                         "do_sample": False})
+        pipeline_kwargs={"return_full_text": False, "max_new_tokens": MAX_NEW_TOKENS})
     return ChatHuggingFace(llm=pipeline, model_id=str(folder))
 
 
@@ -102,7 +102,7 @@ def constrained(chat: BaseChatModel, schema: dict[str, Any] | None, grammar: dic
     Raises:
         GrammarUnavailableError: a schema without xgrammar installed.
     """
-    options: dict[str, Any] = {"max_time": max(timeout_s, 0.1)}
+    options: dict[str, Any] = {"max_time": max(timeout_s, 0.1), **SAMPLING}
     target = grammar if grammar is not None else bounded(schema) if schema is not None \
         else None
     if target is not None:
