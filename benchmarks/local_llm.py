@@ -43,7 +43,6 @@ sys.path.insert(0, str(ROOT))
 
 from tests import tiny_chat  # noqa: E402
 
-
 Row = tuple[bool, bool, bool, bool, float]
 """Of one plan: the whole reply is JSON, the parser found a plan, it is valid, it is
 valid and not empty; seconds."""
