@@ -261,6 +261,10 @@ def objects_not_passed_again(thread_id: str, saved: dict[str, Any],
 
 async def _run(graph_input: Any, thread_id: str, context: Context, checkpoint_url: str | None,
                on_event: OnEvent | None) -> RunResult:
+    from hugginggpt.llm_weights import fetch_llm_weights, missing_llm_weights
+
+    if missing_llm_weights(context):  # a local LLM: its weights, as ``download`` allows
+        await asyncio.to_thread(fetch_llm_weights, context)
     url = checkpoint_url or f"sqlite:///{context.workspace}/checkpoints.sqlite"
     async with aopen_checkpointer(url) as saver:
         app = build_graph(checkpointer=saver)
@@ -306,6 +310,8 @@ async def arun(
         ArgumentError: an empty request, or a file that does not exist or is a folder.
         TypeError, SettingsError, ConfigError: invalid settings (see
             :func:`make_context`).
+        LLMWeightsError: a local LLM (``llm="transformers:REPO"``) is not cached and
+            ``download`` is not ``yes`` (nobody is here to ask), or its download failed.
     """
     if not request.strip():
         raise ArgumentError("the request is empty: say what you want done")

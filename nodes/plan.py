@@ -31,6 +31,7 @@ from hugginggpt.graph.state import State
 from hugginggpt.nodes.conversation import check_served_files, message_turn
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
+from hugginggpt.nodes.planning.grammar import plan_grammar
 from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
 from hugginggpt.nodes.planning.runnable import IMAGE_QUESTION_TASKS, runnable_instead
 from hugginggpt.nodes.planning.validation import (
@@ -153,8 +154,9 @@ def ask_planner(
         calls=calls if calls is not None else [],
         need=tier_needed("planner", request=state.request, files=state.files,
                          attempt=state.plan_attempts + 1),
-        schema=PlanReply.model_json_schema(), turn=len(state.history) // 2,
-        spent=run_spend(state.llm_calls, len(state.history) // 2),
+        schema=PlanReply.model_json_schema(),
+        grammar=plan_grammar(state.files, context.max_subtasks),  # a local model's
+        turn=len(state.history) // 2, spent=run_spend(state.llm_calls, len(state.history) // 2),
         on_stream=on_stream,
     )
     text = reply_text(raw)

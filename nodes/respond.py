@@ -207,9 +207,12 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 spent=run_spend(state.llm_calls, len(state.history) // 2),
             )
             text = reply_text(reply)
-            if state.planner_fallback:
-                text += f"\n\n({state.planner_fallback}.)"
             responder = f"llm: {calls[-1].llm}"
+            if not text.strip():  # nothing said (a small local model may): said without it
+                responder = f"template (the responder LLM {calls[-1].llm} replied nothing)"
+                text = template_response(state, "The responder LLM replied nothing", context)
+            elif state.planner_fallback:
+                text += f"\n\n({state.planner_fallback}.)"
         except LLMNotConfiguredError:
             responder = "template (no LLM configured)"
             text = template_response(state, None, context)

@@ -1,5 +1,6 @@
 """``hugginggpt models list | refresh``: the model catalog, with what can run now on each
-backend and, where nothing can, why; rebuilt from the Hub on request."""
+backend and, where nothing can, why, and the chat LLMs that run in this process
+(``--llm transformers:ID``) with their sizes; rebuilt from the Hub on request."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from hugginggpt.tools.experts.availability import NOT_OFFERED, model_cards, reas
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, ModelCard, load_catalog
 from hugginggpt.tools.experts.hub import HubUnavailableError, refresh_catalog, write_catalog
 from hugginggpt.tools.experts.local import DIFFUSERS_PIPELINES, LOCAL_LIBRARIES
+from hugginggpt.tools.experts.local.hub_cache import is_cached
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
 
@@ -84,7 +86,23 @@ def _models(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
     else:
         print(_table(rows) if args.wide else _narrow(rows))
+        if not wanted and catalog.llms:
+            print(_llms(catalog.llms))
     return EXIT_OK
+
+
+def _llms(cards: list[ModelCard]) -> str:
+    """The chat LLMs that run in this process, with their sizes and licenses."""
+    text = ["\nChat LLMs that run in this process (--llm transformers:ID), their weights "
+            "downloaded\non consent as the experts' are:"]
+    for card in cards:
+        cached = "cached" if is_cached(card.id, card.revision) else (
+            f"not cached (hugginggpt models download {card.id})")
+        text.append(f"  {card.id} ({_size(card.size_mb)}, {card.license})")
+        text.append(f"    {cached}")
+        text.extend(textwrap.wrap(card.description, NARROW, initial_indent="    ",
+                                  subsequent_indent="    "))
+    return "\n".join(text)
 
 
 NARROW = 100

@@ -60,7 +60,8 @@ def _pick(args: argparse.Namespace, catalog: str) -> tuple[str, ModelCard | None
     if args.model:
         if not is_hub_id(args.model):
             raise UsageError(f"{args.model!r} is not a Hub model id (org/name)")
-        return args.model, card_for(args.model, args.task, catalog)
+        return args.model, (card_for(args.model, args.task, catalog)
+                            or load_catalog(catalog).llm(args.model))
     if not args.task:
         raise UsageError("models download needs a MODEL or --task T")
     if get_task_type(args.task) is None:

@@ -10,7 +10,13 @@ from typing import Any
 from langgraph.types import Command
 
 from hugginggpt.cli.common import add_common, read_plan, saved_settings, who
-from hugginggpt.cli.session import add_download, add_verbose, asking_downloads, run_session
+from hugginggpt.cli.session import (
+    add_download,
+    add_verbose,
+    asking_downloads,
+    llm_weights,
+    run_session,
+)
 
 __all__ = ["add_parser"]
 
@@ -33,6 +39,7 @@ def _resume(args: argparse.Namespace) -> int:
     if args.download:
         context = dataclasses.replace(context, download=args.download)
     context = asking_downloads(context, args.json)
+    llm_weights(context, args.json)
     user = who()
     answer: dict[str, Any] | None = (
         {"action": "approve", "who": user} if args.approve else

@@ -22,7 +22,13 @@ from hugginggpt.cli.common import (
     saved_checkpoint_url,
     settings_path,
 )
-from hugginggpt.cli.session import add_download, add_verbose, asking_downloads, run_session
+from hugginggpt.cli.session import (
+    add_download,
+    add_verbose,
+    asking_downloads,
+    llm_weights,
+    run_session,
+)
 from hugginggpt.graph.context import Context, SettingsError, flag_of, settings_of
 from hugginggpt.nodes.plan import uses_llm_planner
 from hugginggpt.tools.errors import ArgumentError
@@ -156,6 +162,7 @@ def _run(args: argparse.Namespace) -> int:
     # an absolute workspace, so that resume works from any folder
     context = dataclasses.replace(context, workspace=str(Path(context.workspace).resolve()))
     context = asking_downloads(context, args.json)
+    llm_weights(context, args.json)
     if context.plan is None and context.planner == "llm" and not has_llm(context, "planner"):
         raise UsageError(NOT_CONFIGURED_HELP)
     try:

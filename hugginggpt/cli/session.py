@@ -22,7 +22,7 @@ from hugginggpt.tools.llm.records import usage_totals
 from hugginggpt.tools.redact import redact
 
 __all__ = ["run_session", "describe_approval", "add_download", "add_verbose",
-           "asking_downloads"]
+           "asking_downloads", "llm_weights"]
 
 
 def add_download(p: Any) -> None:
@@ -47,6 +47,32 @@ def asking_downloads(context: Context, as_json: bool) -> Context:
     if context.download is None and _interactive(as_json):
         return dataclasses.replace(context, download="ask")
     return context
+
+
+def llm_weights(context: Context, as_json: bool) -> None:
+    """Before a run: download its local LLM's weights (``--llm transformers:REPO``) as
+    ``--download`` allows, asking on a terminal.
+
+    Raises:
+        UsageError: not downloaded (off, refused or failed): the message says how.
+    """
+    from hugginggpt.llm_weights import LLMWeightsError, fetch_llm_weights, missing_llm_weights
+
+    if not missing_llm_weights(context):
+        return
+
+    def ask(line: str) -> bool:
+        print(line, file=sys.stderr)
+        return input("Download it? [y/N] ").strip().lower() in ("y", "yes")
+
+    progress = Progress()
+    try:
+        fetch_llm_weights(context, ask if _interactive(as_json) else None,
+                          lambda event: progress.handle("custom", event))
+    except LLMWeightsError as exc:
+        raise UsageError(str(exc)) from None
+    finally:
+        progress.close()
 
 
 async def run_session(graph_input: Any, thread_id: str, context: Context, url: str,

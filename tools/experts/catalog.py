@@ -64,9 +64,11 @@ class ModelCard(BaseModel):
 
 
 class Catalog:
-    """Model cards by task type."""
+    """Model cards by task type, and the chat LLMs that can run in this process
+    (``llms``: ``--llm transformers:ID``; never selected as experts)."""
 
-    def __init__(self, cards: list[ModelCard]) -> None:
+    def __init__(self, cards: list[ModelCard], llms: list[ModelCard] | None = None) -> None:
+        self.llms = list(llms or [])
         self._by_task: dict[str, list[ModelCard]] = {}
         for card in cards:
             self._by_task.setdefault(card.task, []).append(card)
@@ -83,6 +85,10 @@ class Catalog:
         return next((c for cards in self._by_task.values() for c in cards
                      if c.id == model_id), None)
 
+    def llm(self, model_id: str) -> ModelCard | None:
+        """The card of a chat LLM the catalog lists (``llms``)."""
+        return next((c for c in self.llms if c.id == model_id), None)
+
     def cards(self) -> list[ModelCard]:
         """Every card, task type by task type."""
         return [c for cards in self._by_task.values() for c in cards]
@@ -95,4 +101,5 @@ class Catalog:
 def load_catalog(path: str | Path = DEFAULT_CATALOG) -> Catalog:
     """Read a catalog file (cached per path)."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
-    return Catalog([ModelCard.model_validate(entry) for entry in data["models"]])
+    return Catalog([ModelCard.model_validate(entry) for entry in data["models"]],
+                   [ModelCard.model_validate(entry) for entry in data.get("llms", [])])

@@ -4,7 +4,9 @@ An endpoint's ``model`` is LangChain's ``provider:model`` (``anthropic:claude-..
 ``ollama:qwen3:4b``, ...), built by ``init_chat_model``
 (:mod:`hugginggpt.tools.llm.providers`); a bare name is an OpenAI-compatible server
 (OpenAI, or vLLM, Ollama, TGI, LM Studio with a ``base_url``); ``hf:REPO_ID`` or
-``hf:URL`` is a Hugging Face model or endpoint through ``langchain-huggingface``.
+``hf:URL`` is a Hugging Face model or endpoint through ``langchain-huggingface``;
+``transformers:REPO`` runs in this process (:mod:`hugginggpt.tools.llm.local_chat`),
+its structured replies generated under a grammar.
 
 :func:`complete` is the one way the nodes call an LLM: the router
 (:mod:`hugginggpt.tools.llm.router`) orders the role's endpoints, a failure falls back to
@@ -63,10 +65,12 @@ from hugginggpt.tools.llm.errors import (
     is_endpoint_failure,
     llm_call_errors,
 )
+from hugginggpt.tools.llm.local_chat import constrained, local_chat
 from hugginggpt.tools.llm.providers import (
     ProviderError,
     chat_model,
     is_hf,
+    is_local,
     missing_key,
     structured_method,
 )
@@ -96,6 +100,8 @@ _HF_HOSTS = (".huggingface.cloud", ".huggingface.co", "huggingface.co", ".hf.spa
 
 @lru_cache(maxsize=64)
 def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatModel:
+    if is_local(endpoint.model):
+        return local_chat(endpoint.model)
     if is_hf(endpoint.model):
         from langchain_huggingface import ChatHuggingFace, HuggingFaceEndpoint
 
@@ -150,7 +156,8 @@ def _client(endpoint: Endpoint, timeout_s: float) -> BaseChatModel:
 def _probe(endpoint: Endpoint) -> None:
     """A minimal call that shows whether a cooled-down endpoint answers again."""
     llm = _client(endpoint, min(10.0, endpoint.timeout_s or 10.0))
-    built = endpoint.chat is None and not is_hf(endpoint.model)
+    built = endpoint.chat is None and not is_hf(endpoint.model) and not is_local(
+        endpoint.model)
     extra: dict[str, Any] = {"max_tokens": 1} if built else {}
     llm.invoke([HumanMessage("ping")], **extra)
 
@@ -318,6 +325,7 @@ def complete(
     calls: list[LLMCall],
     need: int = 1,
     schema: dict[str, Any] | None = None,
+    grammar: dict[str, Any] | None = None,
     turn: int = 0,
     spent: tuple[int, int] = (0, 0),
     cheapest: bool = False,
@@ -329,6 +337,9 @@ def complete(
         need: the capability tier the call needs (the caller knows what it asks:
             :func:`hugginggpt.nodes.demand.tier_needed` for the stages).
         schema: a JSON schema for structured output (the reply's tool call or JSON).
+        grammar: the bounded schema a local model (``transformers:``) generates under,
+            when the caller knows more than ``schema`` says (the planner: task names,
+            ids); by default ``schema``, bounded.
         turn: which request on the thread this call serves (for the trace and replay).
         spent: LLM calls and tokens the run used before this node
             (:func:`~hugginggpt.tools.llm.records.run_spend`);
@@ -393,8 +404,12 @@ def complete(
                                          "tier": endpoint.tier, "attempt": attempt,
                                          "at": time.time()}
         llm = _client(endpoint, timeout_s)
-        runnable = llm if schema is None else _structured(llm, schema,
-                                                          settings.structured_output)
+        local = endpoint.chat is None and is_local(endpoint.model)
+        if local:  # generated under the grammar; the caller reads the JSON in the reply
+            runnable: Any = constrained(llm, schema, grammar, timeout_s)
+        else:
+            runnable = llm if schema is None else _structured(llm, schema,
+                                                              settings.structured_output)
         timer = _Timer(on_stream, attempt)
         # the caller's config (LangSmith run tree, graph streaming) plus the timer
         config_ = merge_configs(ensure_config(), {"callbacks": [timer]})
@@ -403,7 +418,7 @@ def complete(
         waiting = {"type": "wait", "key": f"llm {id(timer)}"}  # unique while it waits
         tell(waiting | {"event": "start", "what": f"the {role} LLM at {endpoint.label}"})
         try:
-            if endpoint.chat is None:
+            if endpoint.chat is None and not local:
                 out = runnable.invoke(messages, config=config_)
             else:
                 out = _within(timeout_s, runnable.invoke, messages, config=config_)

@@ -26,6 +26,7 @@ from hugginggpt.tools.llm.providers import (
     check_model,
     is_chat_model,
     is_hf,
+    is_local,
     provider_of,
     saved_object,
 )
@@ -115,7 +116,7 @@ class Endpoint:
     @property
     def streams(self) -> bool:
         """Whether replies arrive streamed (and so can be timed and checked for an end)."""
-        return self.stream
+        return self.stream and not is_local(self.model)  # a local model: whole replies
 
     @property
     def key(self) -> tuple[str, str, str | None]:
@@ -361,7 +362,7 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
             return None
         endpoints = list(objects)
         for spec, roles in by_spec.items():
-            hf = is_hf(spec)
+            hf = is_hf(spec) or is_local(spec)
             base_url = None if hf else settings.llm_base_url
             _check_model(spec, base_url, "--llm")
             openai = not hf and provider_of(spec, base_url)[0] == "openai"

@@ -25,6 +25,7 @@ from hugginggpt.tools.llm.providers import (
     ProviderError,
     chat_model,
     is_hf,
+    is_local,
     missing_key,
     provider_of,
 )
@@ -74,7 +75,7 @@ def hf_token(endpoint: Endpoint) -> str | None:
 def missing_credentials(endpoint: Endpoint) -> str | None:
     """What the endpoint lacks to be called, and how to give it; None when nothing (a
     chat-model object the caller built holds its own keys)."""
-    if endpoint.chat is not None:
+    if endpoint.chat is not None or is_local(endpoint.model):  # none needed in-process
         return None
     if is_hf(endpoint.model):
         if not _is_hf_model_id(endpoint) or hf_token(endpoint) is not None:

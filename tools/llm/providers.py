@@ -5,7 +5,9 @@
 optional extra of this project (``pip install 'hugginggpt[anthropic]'``). A bare model
 name (``gpt-4o-mini``), or any name at a ``base_url`` whose prefix is no provider
 (``qwen3:4b`` on Ollama's OpenAI-compatible URL), is an OpenAI-compatible endpoint, as
-before; ``hf:`` (or ``huggingface:``) is a Hugging Face model or endpoint.
+before; ``hf:`` (or ``huggingface:``) is a Hugging Face model or endpoint;
+``transformers:REPO`` is a chat model run in this process (:mod:`.local_chat`), this
+project's own prefix.
 
 Nothing here names a provider: the providers, their packages and their key variables
 come from LangChain (its registry of providers, each chat model's ``lc_secrets``), and
@@ -27,10 +29,12 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 __all__ = ["ProviderError", "provider_of", "check_model", "chat_model", "missing_key",
-           "is_hf", "is_chat_model", "chat_model_label", "SAVED_OBJECT", "saved_object",
-           "structured_method"]
+           "is_hf", "is_local", "LOCAL_PREFIX", "is_chat_model", "chat_model_label",
+           "SAVED_OBJECT", "saved_object", "structured_method"]
 
 _HF_PREFIXES = ("hf:", "huggingface:")
+LOCAL_PREFIX = "transformers:"
+"""A chat model run in this process by transformers: ``transformers:Qwen/Qwen3-1.7B``."""
 _PREFIX = re.compile(r"([a-z][a-z0-9_-]*):(.+)", re.S)
 
 
@@ -42,6 +46,11 @@ def is_hf(model: str) -> bool:
     """Whether the model is a Hugging Face model or endpoint (``hf:`` or
     ``huggingface:``), served by :mod:`langchain_huggingface` as before."""
     return model.startswith(_HF_PREFIXES)
+
+
+def is_local(model: str) -> bool:
+    """Whether the model runs in this process (``transformers:REPO``), not on a server."""
+    return model.startswith(LOCAL_PREFIX)
 
 
 @lru_cache(maxsize=1)
@@ -59,6 +68,8 @@ def provider_of(model: str, base_url: str | None) -> tuple[str, str]:
     Raises:
         ProviderError: a ``prefix:name`` with no base URL, whose prefix no provider has.
     """
+    if is_local(model):
+        return "transformers", model[len(LOCAL_PREFIX):]
     found = _PREFIX.fullmatch(model)
     if found is None:
         return "openai", model
@@ -101,6 +112,9 @@ def check_model(model: str, base_url: str | None) -> None:
     """
     if is_hf(model) or ":" not in model:
         return
+    if is_local(model):
+        _check_local(model, base_url)
+        return
     provider, _ = provider_of(model, base_url)
     package = _package(provider)
     if importlib.util.find_spec(package.replace("-", "_")) is not None:
@@ -114,6 +128,18 @@ def _chat_class(provider: str) -> Any:
     """The chat model class ``init_chat_model`` builds for a provider."""
     module, class_name = _registry()[provider][:2]
     return getattr(importlib.import_module(module), class_name)
+
+
+def _check_local(model: str, base_url: str | None) -> None:
+    repo = model[len(LOCAL_PREFIX):]
+    if base_url:
+        raise ProviderError(f"{model!r} runs in this process: it takes no base URL")
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+|/.+", repo):
+        raise ProviderError(f"{model!r}: write transformers:ORG/NAME, a Hub model id "
+                            "(transformers:Qwen/Qwen3-1.7B)")
+    if importlib.util.find_spec("xgrammar") is None:
+        raise ProviderError(f"the LLM {model!r} plans under a grammar, which needs the "
+                            "xgrammar package: pip install 'hugginggpt[local-llm]'")
 
 
 def _accepted(cls: type, options: dict[str, Any]) -> dict[str, Any]:

@@ -53,9 +53,9 @@ DISK_MARGIN_MB = 50.0
 
 _WEIGHTS = (".safetensors", ".bin")
 _LOADER_SUFFIXES = (".json", ".txt", ".model", ".tiktoken", ".spm", ".vocab", ".skops",
-                    *_WEIGHTS)
+                    ".jinja", *_WEIGHTS)
 """What transformers, sentence-transformers, diffusers and skops read: configs,
-tokenizers, weights."""
+tokenizers, chat templates (``chat_template.jinja`` in transformers 5), weights."""
 _OTHER_RUNTIMES = ("onnx", "openvino", "coreml", "tflite")
 """Folders of other runtimes' exports."""
 _NOT_FOR_LOADING = ("tf_model", "flax_model", "rust_model", "model.onnx", "training_args",
