@@ -63,7 +63,7 @@ def namers() -> dict[str, list[str]]:
     }
     result = {}
     for task, (name, *aliases) in sorted(_declared().items()):
-        pattern = re.compile(r"(?<![\w-])%s(?![\w-])" % re.escape(name))
+        pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
         result[task] = [path for path, strings in sources.items()
                         if any(pattern.search(s) or s in aliases for s in strings)]
     return result
