@@ -28,13 +28,10 @@ DECLARATIONS = ("tools/experts/tasks.py",)
 
 
 def _strings(tree: ast.AST) -> Iterator[str]:
-    """The string constants of a module's code, docstrings left out."""
-    docstrings = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                docstrings.add(id(body[0].value))
+    """The string constants of a module's code, docstrings (a string standing as a
+    statement: a module's, a function's or an attribute's) left out."""
+    docstrings = {id(node.value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
     for node in ast.walk(tree):
         if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                 and id(node) not in docstrings):
