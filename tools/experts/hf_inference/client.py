@@ -229,8 +229,36 @@ def _client_args(model: str, config: HFInferenceConfig) -> dict[str, Any]:
             "timeout": config.timeout_s, "bill_to": config.bill_to}
 
 
-_METHOD_TASKS = {"chat_completion": "conversational"}
-"""Client methods whose huggingface_hub task is not the method's name with hyphens."""
+@dataclass(frozen=True)
+class Adapter:
+    """One task type's tool in this backend: the function, the ``InferenceClient``
+    method it calls, and the task huggingface_hub looks the model's provider up for."""
+
+    tool: Callable[..., Any]
+    method: str
+    hub_task: str
+
+
+ADAPTERS: dict[str, Adapter] = {}
+"""Task type -> its adapter, as :mod:`.tools` registers them (:func:`adapter`)."""
+
+
+def adapter(task: str, method: str | None = None, hub_task: str | None = None
+            ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as this backend's tool for ``task``; it calls the
+    client's ``method`` (the task's name in snake case unless given), whose provider
+    look-up is for ``hub_task`` (the method's name with hyphens unless given)."""
+    method = method or task.replace("-", "_")
+
+    def register(tool: Callable[..., Any]) -> Callable[..., Any]:
+        ADAPTERS[task] = Adapter(tool, method, hub_task or method.replace("_", "-"))
+        return tool
+    return register
+
+
+def _hub_task(method: str) -> str:
+    return next((a.hub_task for a in ADAPTERS.values() if a.method == method),
+                method.replace("_", "-"))
 
 
 class _OnTheLoop:
@@ -265,7 +293,7 @@ class _OnTheLoop:
             return
         from huggingface_hub.inference._providers import get_provider_helper
 
-        task = _METHOD_TASKS.get(method, method.replace("_", "-"))
+        task = _hub_task(method)
         helper = get_provider_helper(self._args.get("provider"), task=task, model=model)
         prepare = getattr(helper, "_prepare_mapping_info", None)  # huggingface_hub 1.x
         if prepare is not None:
