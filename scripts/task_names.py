@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("graph", "nodes", "tools", "hugginggpt")
 BACKENDS = tuple(f"tools/experts/{name}" for name in ("local", "hf_inference", "lite", "llm"))
-DECLARATIONS = ("tools/experts/tasks.py",)
-"""Where task types are declared: naming one there is the point."""
+DECLARATIONS = "tools/experts/task_types/"
+"""Where task types are declared, a module each: naming one there is the point."""
 
 
 def _strings(tree: ast.AST) -> Iterator[str]:
@@ -39,12 +39,12 @@ def _strings(tree: ast.AST) -> Iterator[str]:
 
 
 def _declared() -> dict[str, tuple[str, ...]]:
-    """Each task type's name and aliases, read from the declarations' calls."""
+    """Each task type's name and aliases, read from its declaration's ``TaskType(...)``."""
     found: dict[str, tuple[str, ...]] = {}
-    for path in DECLARATIONS:
-        for node in ast.walk(ast.parse((ROOT / path).read_text())):
+    for path in sorted((ROOT / DECLARATIONS).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id == "_declare" and isinstance(node.args[0], ast.Constant)):
+                    and node.func.id == "TaskType" and isinstance(node.args[0], ast.Constant)):
                 aliases = next((kw.value for kw in node.keywords if kw.arg == "aliases"), None)
                 names = [e.value for e in getattr(aliases, "elts", [])
                          if isinstance(e, ast.Constant)]
@@ -68,8 +68,7 @@ def namers() -> dict[str, list[str]]:
 
 def misses(files: list[str]) -> list[str]:
     """What breaks the target for a task type named in ``files`` (nothing: it holds)."""
-    outside = [f for f in files
-               if not f.startswith(BACKENDS) and f not in DECLARATIONS]
+    outside = [f for f in files if not f.startswith((*BACKENDS, DECLARATIONS))]
     found = [f"outside the backends: {', '.join(outside)}"] if outside else []
     for backend in BACKENDS:
         inside = [f for f in files if f.startswith(backend + "/")]

@@ -1,0 +1,27 @@
+"""image-classification: what it takes and gives, and how an answer says it."""
+
+from __future__ import annotations
+
+from hugginggpt.tools.experts.tasks import IMAGE, Output, TaskType
+from hugginggpt.tools.experts.words import Finished, classified, label_items, label_name
+
+_AS_CLASSIFIED = classified("image")
+
+
+def _image_classification(done: Finished) -> str:
+    labels = label_items(done.outputs.get("labels"))
+    if not labels:
+        return "No label was given for the image."
+    top = {**labels[0], "label": label_name(labels[0]).split(",")[0]}
+    return _AS_CLASSIFIED(Finished(done.task, {"labels": [top, *labels[1:]]},
+                                  probabilities=done.probabilities))
+
+
+TASK = TaskType(
+    "image-classification",
+    "Classify what an image shows.",
+    args=(IMAGE,),
+    outputs=(Output("labels", "labels"),),
+    noun="classifying the image",
+    say=_image_classification,
+)

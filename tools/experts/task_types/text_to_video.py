@@ -1,0 +1,16 @@
+"""text-to-video: what it takes and gives, and how an answer says it."""
+
+from __future__ import annotations
+
+from hugginggpt.tools.experts import words
+from hugginggpt.tools.experts.tasks import TEXT, Output, TaskType
+
+TASK = TaskType(
+    "text-to-video",
+    "Generate a short video from a text prompt.",
+    args=(TEXT,),
+    outputs=(Output("video", "video"),),
+    nondeterministic=True,
+    noun="generating the video",
+    say=words.saved("Video", "video"),
+)
