@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Arg",
+    "Cue",
     "Output",
     "TaskType",
     "register_task_type",
@@ -68,6 +69,30 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Cue:
+    """Words that say a clause of a request asks for a task type (the offline planner
+    reads requests by them, in English, French, Spanish, German, Portuguese, Dutch,
+    Italian and Chinese).
+
+    Attributes:
+        pattern: a regular expression, matched without regard to case.
+        needs: the kind of input the task needs (a caption means nothing without an
+            image to caption); None for a text task.
+        weak: counts only when no other cue matched ("write", "tell me").
+        intent: what was asked, where one task type serves several asks (sentiment,
+            language).
+        rank: where two cues' matches overlap, the lower rank wins ("detect the
+            language" is language identification, not object detection).
+    """
+
+    pattern: str
+    needs: str | None = None
+    weak: bool = False
+    intent: str = ""
+    rank: int = 100
+
+
+@dataclass(frozen=True)
 class TaskType:
     name: str
     description: str
@@ -78,6 +103,9 @@ class TaskType:
     """Its models usually sample (an image from a prompt, free text): the same inputs
     give another output next time, so a result is not reused (the result cache) unless
     the tool declares itself deterministic (a fixed seed, greedy decoding)."""
+    cues: tuple[Cue, ...] = ()
+    """The words that say a request asks for it (none: only an LLM or the example bank
+    plans it)."""
     noun: str = ""
     """What a step of this type is called in a sentence: "the translation" ("The
     translation failed: ..."); empty: "the <name> step"."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hugginggpt.tools.experts.tasks import TEXT, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, TaskType
 from hugginggpt.tools.experts.words import Finished, file_shown
 
 
@@ -19,6 +19,9 @@ TASK = TaskType(
     args=(TEXT,),
     outputs=(Output("embedding", "vector"),),
     aliases=("sentence-embedding",),
+    cues=(Cue(
+        r"\bembedding|\bvectori[sz]|\bvector\b|\bencode\b",
+        rank=200),),
     noun="the embedding",
     say=_embedding,
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hugginggpt.tools.experts.tasks import IMAGE, Output, TaskType
+from hugginggpt.tools.experts.tasks import IMAGE, Cue, Output, TaskType
 from hugginggpt.tools.experts.words import Finished, classified, label_items, label_name
 
 _AS_CLASSIFIED = classified("image")
@@ -22,6 +22,14 @@ TASK = TaskType(
     "Classify what an image shows.",
     args=(IMAGE,),
     outputs=(Output("labels", "labels"),),
+    cues=(Cue(
+        r"\bclassify (?:the |this |my )?(?:image|photo|picture|pic)|\bwhat (?:kind|type|species"
+        r"|breed|sort) of|\bwhat (?:breed|species|kind|type|sort)\b|\bwhich (?:animal|species"
+        r"|breed|bird|plant|flower|dog|cat|car|kind)"
+        r"|\bidentify (?:the )?(?:animal|species|breed|object|plant|bird|flower)|\bwhat is this"
+        r"\b|\bquel(?:le)? (?:type|genre|espèce|race)|\bqu[ée] (?:tipo|clase|especie|raza)"
+        r"|\bwelche (?:art|rasse|sorte)|什么动物|什么品种|哪种",
+        needs="image", rank=120),),
     noun="classifying the image",
     say=_image_classification,
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hugginggpt.tools.experts.tasks import IMAGE, Output, TaskType
+from hugginggpt.tools.experts.tasks import IMAGE, Cue, Output, TaskType
 from hugginggpt.tools.experts.words import (
     MAX_LISTED,
     Finished,
@@ -38,6 +38,11 @@ TASK = TaskType(
     "Segment an image; returns a mask image and the segments.",
     args=(IMAGE,),
     outputs=(Output("image", "image"), Output("segments", "labels")),
+    cues=(Cue(
+        r"\bsegment|\bmasks?\b|\bcut out|\bcut (?:the |a |an )?\w+ out\b"
+        r"|\bremove the background|\bbackground removal"
+        r"|\bseparate the (?:foreground|background|objects)|\bsegmenta|\bsegmentier|分割|抠图",
+        needs="image", rank=90),),
     noun="the segmentation",
     say=_segments,
 )

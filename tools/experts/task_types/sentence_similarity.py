@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hugginggpt.tools.experts.tasks import Arg, Output, TaskType
+from hugginggpt.tools.experts.tasks import Arg, Cue, Output, TaskType
 from hugginggpt.tools.experts.words import Finished
 
 
@@ -35,6 +35,16 @@ TASK = TaskType(
     args=(Arg("text", "text", description="the first text"),
           Arg("text2", "text", description="the second text")),
     outputs=(Output("score", "number"),),
+    cues=(Cue(
+        r"\bsimilar|\bsame meaning|\bhow close\b|\bparaphrases? of each other|\bmean the same"
+        r"|\bthe same thing\b|\bsame (?:content|words|message)|\bsemblabl|\bsimilaire"
+        r"|\bsimilares?\b|\bparecid|\b[äa]hnlich|\b(?:as|say|mean) the same\b|\bse parecen"
+        r"|\blo mismo"
+        r"|\bla m[êe]me chose|\bm[êe]me sens|\bsemelhant|\bmesm[oa] (?:coisa|sentido)"
+        r"|\bo mesmo\b|\bdasselbe|\bdas gleiche|\bgleiche bedeutung|\bhetzelfde"
+        r"|\blijken op elkaar|\bvergelijkbaar|\bsimil[ei]|\bstessa cosa"
+        r"|相似|相近|意思一样|一样吗",
+        rank=20),),
     noun="the similarity",
     say=_similarity,
 )

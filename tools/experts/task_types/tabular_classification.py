@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hugginggpt.tools.experts.tasks import TABLE, Output, TaskType
+from hugginggpt.tools.experts.tasks import TABLE, Cue, Output, TaskType
 from hugginggpt.tools.experts.words import (
     MAX_LISTED,
     Finished,
@@ -33,6 +33,10 @@ TASK = TaskType(
     "Classify the rows of a table (a CSV file).",
     args=(TABLE,),
     outputs=(Output("labels", "labels"),),
+    cues=(Cue(
+        r"\bclassify|\bpredict|\bfor each row|\beach row|\bevery row|\bcategori[sz]e|\bmodel\b"
+        r"|\blikely to|\bwill (?:leave|churn|default|buy|pay)|\bchurn|\bfraud",
+        needs="table", rank=220),),
     noun="classifying the table",
     say=_tabular,
 )

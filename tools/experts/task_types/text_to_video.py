@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import TEXT, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, TaskType
 
 TASK = TaskType(
     "text-to-video",
@@ -11,6 +11,9 @@ TASK = TaskType(
     args=(TEXT,),
     outputs=(Output("video", "video"),),
     nondeterministic=True,
+    cues=(Cue(
+        r"\bvideo\b|\banimation\b|\banimate|\bvid[ée]o|视频|动画",
+        rank=160),),
     noun="generating the video",
     say=words.saved("Video", "video"),
 )

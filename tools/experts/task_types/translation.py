@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hugginggpt.tools.experts.tasks import TEXT, Arg, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Arg, Cue, Output, TaskType
 from hugginggpt.tools.experts.words import Finished, headed, language_name
 
 
@@ -20,6 +20,11 @@ TASK = TaskType(
           Arg("tgt_lang", "param", required=False, description="target language code, e.g. fr"),
           Arg("src_lang", "param", required=False, description="source language code")),
     outputs=(Output("text", "text"),),
+    cues=(Cue(
+        r"\btranslat|\bvertaal|\bvertaling|\btraduc|\btradu[iz]|\btradu[sc]|\b[üu]bersetz"
+        r"|\bueber?setz|翻译|翻成|译成"
+        r"|译为|翻譯|譯成",
+        rank=70),),
     noun="the translation",
     say=_translation,
 )
