@@ -36,7 +36,7 @@ language. Keep names, numbers and facts exactly as they are; add nothing.""" + _
 
 TRANSLATION = """\
 Task: {task}. Translate the input {source}into {target}. Keep its meaning, tone \
-and line breaks; names, numbers and code stay as they are. Give the translation only.\
+and line breaks; names, numbers and code stay as they are. Give the translated text only.\
 """ + _INPUT
 
 QUESTION_ANSWERING = """\
