@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import field, fields
 from typing import Annotated, Any, Literal
@@ -47,7 +46,7 @@ from hugginggpt.tools.experts.local import LOCAL_BACKEND
 from hugginggpt.tools.llm.expert import expert_settings
 from hugginggpt.tools.llm.providers import SAVED_OBJECT, chat_model_label, is_chat_model
 from hugginggpt.tools.llm.settings import StructuredOutputMethod
-from hugginggpt.tools.redact import redact
+from hugginggpt.tools.redact import USERINFO, redact
 
 __all__ = ["Context", "ServedContext", "CALLER_SETTINGS", "SettingsError", "context_of",
            "settings_of", "env_names", "caller_settings", "Caller", "FLAG_NAMES", "flag_of",
@@ -82,14 +81,11 @@ def _json(value: Any) -> Any:
         raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos})") from None
 
 
-_USERINFO = re.compile(r"(?<=://)[^/\s?#]*@")
-
-
 def _http_url(value: str) -> str:
     """An http(s) URL with a host; its credentials, if any, are not looked at (saved
     settings hold ``[redacted]@`` there)."""
     try:
-        parts = urlsplit(_USERINFO.sub("", value, count=1))
+        parts = urlsplit(USERINFO.sub("", value, count=1))
         ok = parts.scheme in ("http", "https") and bool(parts.hostname)
         ok = ok and (parts.port is None or parts.port > 0)
     except ValueError:  # a malformed host or port

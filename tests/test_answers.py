@@ -168,7 +168,7 @@ def _answer(task: str, outputs: dict[str, Any], args: dict[str, str] | None = No
 
 def test_every_task_type_has_its_case():
     assert {case[0] for case in CASES} == {t.name for t in task_types()}
-    assert len(task_types()) == 30
+    assert all(t.say is not None and t.noun for t in task_types())  # each says its own
 
 
 @pytest.mark.parametrize(("task", "outputs", "args", "model", "backend", "request_", "said"),

@@ -22,7 +22,7 @@ from PIL import Image
 import hugginggpt.tools.experts.local as local
 from hugginggpt.tools.audio import read_audio, resample
 from hugginggpt.tools.experts import ArtifactStore, ModelCard, ToolExecutionError, registered_tools
-from hugginggpt.tools.experts.local import audio, models, text, vision
+from hugginggpt.tools.experts.local import audio, models, speech, text, vision
 from hugginggpt.tools.experts.registry import run_settings
 from hugginggpt.tools.languages import code_of
 from tests import tiny_models
@@ -202,7 +202,7 @@ def test_seq2seq_tasks_generate_with_the_model_class(
     assert results[3].status == "failed"
     assert "ToolExecutionError" in results[3].error and "tgt_lang" in results[3].error
     # the three tasks share one loaded model
-    assert [key for key in models.loaded_models() if key[1] == t5] == [("text2text-generation", t5)]
+    assert [key for key in models.loaded_models() if key[1] == t5] == [("summarization", t5)]
 
 
 def _bundle(model_type: str, vocab: dict[str, int], **config: Any) -> Any:
@@ -583,7 +583,7 @@ def test_flac_and_ogg_recordings_are_read_and_resampled(tmp_path, tiny, suffix):
     spectrum = np.abs(np.fft.rfft(at_16k[:16000]))
     # the 440 Hz tone stays; the 9 kHz tone is filtered out, not folded back to 7 kHz
     assert spectrum[440] > 50 * spectrum[7000]
-    transcript = local.automatic_speech_recognition(path, tiny["automatic-speech-recognition"])
+    transcript = speech.automatic_speech_recognition(path, tiny["automatic-speech-recognition"])
     assert isinstance(transcript, str)
 
 
@@ -622,15 +622,15 @@ def test_a_sentence_transformers_model_pools_as_its_configuration_says(tmp_path,
     mean = mean / np.linalg.norm(mean)
     assert not np.allclose(first, mean, atol=1e-2)  # the two poolings differ on this model
 
-    got = np.array(local.feature_extraction(sentence, str(cls_model)))
+    got = np.array(text.feature_extraction(sentence, str(cls_model)))
     assert np.allclose(got, first, atol=1e-4)
     # a plain encoder (no modules.json) is still mean-pooled
-    assert np.allclose(np.array(local.feature_extraction(sentence, plain)), mean, atol=1e-4)
+    assert np.allclose(np.array(text.feature_extraction(sentence, plain)), mean, atol=1e-4)
     other = "a dog runs in the city"
     with torch.no_grad():
         second = encoder(**tokenizer(other, return_tensors="pt")).last_hidden_state[0, 0].numpy()
     expected = float(first @ (second / np.linalg.norm(second)))
-    assert local.sentence_similarity(sentence, other, str(cls_model)) == pytest.approx(
+    assert text.sentence_similarity(sentence, other, str(cls_model)) == pytest.approx(
         expected, abs=1e-4)
 
 

@@ -13,10 +13,21 @@ from __future__ import annotations
 import ipaddress
 import socket
 from typing import Any
+from urllib.parse import urlsplit
 
 from hugginggpt.tools.errors import ArgumentError
 
-__all__ = ["check_url", "checked_addresses", "is_public_address", "parse_url"]
+__all__ = ["check_url", "checked_addresses", "is_hf_host", "is_public_address", "parse_url"]
+
+HF_HOSTS = (".huggingface.cloud", ".huggingface.co", "huggingface.co", ".hf.space")
+"""Hugging Face's own hosts: the Hub, Inference Endpoints, Spaces."""
+
+
+def is_hf_host(url: str) -> bool:
+    """Whether ``url`` points at one of Hugging Face's own hosts (where a user's token and
+    billing header may go)."""
+    return (urlsplit(url).hostname or "").endswith(HF_HOSTS)
+
 
 _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from hugginggpt.tools.artifacts import ArtifactStore, is_artifact_ref
 from hugginggpt.tools.errors import ArgumentError
+from hugginggpt.tools.kinds import media_type_suffix
 
 __all__ = ["message_text", "message_inputs", "output_blocks", "MEDIA_KINDS"]
 
@@ -35,9 +36,6 @@ _DATA_URL = re.compile(r"data:(?P<mime>[\w.+-]+/[\w.+-]+)?(?:;[\w=-]+)*?;base64,
                        re.DOTALL)
 _OPENAI_AUDIO = {"wav": "audio/wav", "mp3": "audio/mpeg", "flac": "audio/flac",
                  "ogg": "audio/ogg", "m4a": "audio/mp4", "webm": "audio/webm"}
-_SUFFIXES = {"image/jpeg": ".jpg", "audio/wav": ".wav", "audio/x-wav": ".wav",
-             "audio/wave": ".wav", "audio/mpeg": ".mp3", "audio/mp3": ".mp3",
-             "audio/ogg": ".ogg", "audio/flac": ".flac", "text/plain": ".txt"}
 _SAFE_NAME = re.compile(r"[^\w.+-]+")
 
 
@@ -125,7 +123,7 @@ def _suffix(mime: str | None, name: str | None, kind: str) -> str:
         return Path(name).suffix.lower()
     if mime:
         base = mime.split(";")[0].strip().lower()
-        return _SUFFIXES.get(base) or mimetypes.guess_extension(base) or ".bin"
+        return media_type_suffix(base) or mimetypes.guess_extension(base) or ".bin"
     return {"image": ".png", "audio": ".wav", "video": ".mp4"}.get(kind, ".bin")
 
 

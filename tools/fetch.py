@@ -31,6 +31,7 @@ from urllib.parse import urljoin
 from hugginggpt.tools.addresses import checked_addresses, parse_url
 from hugginggpt.tools.artifacts import ArtifactStore
 from hugginggpt.tools.errors import ArgumentError, LimitExceededError, TransientToolError
+from hugginggpt.tools.kinds import media_type_suffix
 
 __all__ = ["FetchLimits", "DownloadBudget", "fetch_url", "sniff"]
 
@@ -42,13 +43,6 @@ _CONTENT_TYPES = {
               "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
     "text": ("text/",),
 }
-_SUFFIXES = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif",
-             "image/webp": ".webp", "image/bmp": ".bmp", "image/tiff": ".tif",
-             "audio/wav": ".wav", "audio/x-wav": ".wav", "audio/mpeg": ".mp3",
-             "audio/flac": ".flac", "audio/ogg": ".ogg", "application/ogg": ".ogg",
-             "video/mp4": ".mp4", "video/webm": ".webm", "video/x-msvideo": ".avi",
-             "text/csv": ".csv", "text/plain": ".txt",
-             "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx"}
 _SNIFF_BYTES = 512
 _HTML_MARKERS = (b"<!doctype", b"<html", b"<head", b"<body", b"<script", b"<?xml", b"<svg",
                  b"<iframe", b"<a ", b"<p>", b"<div", b"<meta", b"<title", b"<!--")
@@ -340,7 +334,7 @@ def _save(url: str, kind: str, fields: dict[str, str], body: Iterable[bytes],
                     out.write(chunk)
             if len(head) < _SNIFF_BYTES:
                 sniffed = _check_body(url, kind, head)
-            suffix = _SUFFIXES.get(sniffed or "", "") or _SUFFIXES.get(content_type, "")
+            suffix = media_type_suffix(sniffed or "") or media_type_suffix(content_type)
             final = scratch.with_name(scratch.name.removesuffix(".part") + suffix)
             scratch.rename(final)
             scratch = final

@@ -16,6 +16,7 @@ from typing import Any, Literal
 __all__ = [
     "Kind",
     "DATA_KINDS",
+    "FILE_KINDS",
     "TEXT_LIKE",
     "as_text",
     "GENERATED_RE",
@@ -27,6 +28,7 @@ __all__ = [
     "kind_of_literal",
     "is_url",
     "TEXT_FILE_SUFFIXES",
+    "media_type_suffix",
     "is_text_file",
 ]
 
@@ -35,6 +37,9 @@ Kind = Literal["text", "image", "audio", "video", "table", "vector", "number", "
 name as arguments; the others are structured outputs of experts."""
 
 DATA_KINDS: frozenset[str] = frozenset({"text", "image", "audio", "video", "table"})
+
+FILE_KINDS: frozenset[str] = DATA_KINDS - {"text"}
+"""Data kinds whose values are files (paths, URLs or artifact references)."""
 
 TEXT_LIKE: frozenset[str] = frozenset({"labels", "number"})
 """Output kinds that can feed a text argument, written out by :func:`as_text`."""
@@ -51,6 +56,23 @@ _SUFFIX_KINDS: dict[str, Kind] = {
     **dict.fromkeys((".mp4", ".avi", ".mov", ".mkv", ".webm"), "video"),
     **dict.fromkeys((".csv", ".tsv", ".parquet", ".xlsx"), "table"),
 }
+
+_MEDIA_TYPE_SUFFIXES: dict[str, str] = {
+    "image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp",
+    "image/bmp": ".bmp", "image/tiff": ".tif",
+    **dict.fromkeys(("audio/wav", "audio/x-wav", "audio/wave"), ".wav"),
+    **dict.fromkeys(("audio/mpeg", "audio/mp3"), ".mp3"),
+    "audio/flac": ".flac", **dict.fromkeys(("audio/ogg", "application/ogg"), ".ogg"),
+    "video/mp4": ".mp4", "video/webm": ".webm", "video/x-msvideo": ".avi",
+    "text/csv": ".csv", "text/plain": ".txt",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx",
+}
+
+
+def media_type_suffix(media_type: str) -> str:
+    """The file suffix of a media type (``"audio/x-wav; rate=16000"``: ``.wav``), ``""``
+    for one not known here."""
+    return _MEDIA_TYPE_SUFFIXES.get(media_type.split(";")[0].strip().lower(), "")
 
 
 TEXT_FILE_SUFFIXES: frozenset[str] = frozenset({

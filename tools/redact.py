@@ -13,7 +13,8 @@ import logging
 import os
 import re
 
-__all__ = ["redact", "REDACTED", "RedactingFilter", "LOG_FILTER", "install_log_redaction"]
+__all__ = ["redact", "REDACTED", "USERINFO", "RedactingFilter", "LOG_FILTER",
+           "install_log_redaction"]
 
 REDACTED = "[redacted]"
 
@@ -25,7 +26,7 @@ _SHAPES = (
     re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/\-]{8,}=*"),
     re.compile(r"(?i)(?<=basic )[A-Za-z0-9+/]{8,}=*"),      # user:password, base64
 )
-_USERINFO = re.compile(r"(?<=://)[^/\s?#]+@")
+USERINFO = re.compile(r"(?<=://)[^/\s?#]+@")
 """A URL's ``user:password@`` (or a token as the user name, ``https://TOKEN@host``)."""
 _MIN_SECRET = 6
 
@@ -45,7 +46,7 @@ def redact(text: str) -> str:
         text = text.replace(value, REDACTED)
     for shape in _SHAPES:
         text = shape.sub(REDACTED, text)
-    return _USERINFO.sub(REDACTED + "@", text)
+    return USERINFO.sub(REDACTED + "@", text)
 
 
 # where request URLs, headers or error bodies get logged: HTTP and LLM clients (openai

@@ -22,6 +22,7 @@ from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.fetch import DownloadBudget, FetchLimits, fetch_url
 from hugginggpt.tools.inputs import resolve_input_file
 from hugginggpt.tools.kinds import (
+    FILE_KINDS,
     REF_RE,
     as_text,
     fill_refs,
@@ -32,10 +33,8 @@ from hugginggpt.tools.kinds import (
 )
 from hugginggpt.tools.threads import in_thread
 
-__all__ = ["FILE_KINDS", "resolve_args", "resolve_inputs", "fill_text", "file_text"]
+__all__ = ["resolve_args", "resolve_inputs", "fill_text", "file_text"]
 
-FILE_KINDS = frozenset({"image", "audio", "video", "table"})
-"""Argument kinds whose values are files (paths, URLs or artifact references)."""
 
 
 def _resolve_file(value: str, job: Job, store: ArtifactStore) -> Path:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from hugginggpt.tools.kinds import DATA_KINDS, is_text_file, is_url, kind_of_literal
-from hugginggpt.tools.languages import BY_NAME, NATIVE_NAMES
+from hugginggpt.tools.languages import BY_NAME
+from hugginggpt.tools.lexicon import LANGUAGE_CHOICE, LANGUAGE_NAMES, NAME_RE, POLAR_CHOICE
 
 __all__ = ["QUOTE_RE", "FILE_RE", "LANGUAGES", "Masked", "RequestFacts", "mask",
            "read_request", "request_shape", "text_files_in", "split_clauses",
@@ -143,35 +144,10 @@ def request_shape(request: str) -> str:
 
 LANGUAGES = BY_NAME
 """Language names a request may use ("into French") -> code."""
-_NAMES = {**BY_NAME, **{n: c for names in NATIVE_NAMES.values() for n, c in names.items()}}
-_NAME_RE = "|".join(sorted(map(re.escape, _NAMES), key=len, reverse=True))
+_NAMES, _NAME_RE = LANGUAGE_NAMES, NAME_RE
 _TARGET_RE = re.compile(
     r"(?:\b(?:to|into|in|en|vers l'|vers le|al|a|ins|auf|nach)\s*|(?:成|为|為|到|用|译|譯)\s*)"
     rf"({_NAME_RE})(?![a-zà-ÿ])", re.IGNORECASE)
-_OR = r"(?:or|ou|o|oder|of|o bien|ou bien|还是|或者|或)"
-LANGUAGE_CHOICE = re.compile(
-    rf"(?<![a-zà-ÿ])(?:{_NAME_RE})(?:\s*,\s*(?:{_NAME_RE}))*,?\s*{_OR}\s*(?:{_NAME_RE})"
-    r"(?![a-zà-ÿ])", re.IGNORECASE)
-"""Languages offered as the choices of a question ("afrikaans or dutch?", "espagnol ou
-portugais"): the question is which language a text is in."""
-_POLAR_WORDS = (
-    r"good|bad|positive|negative|happy|unhappy|upset|pleased|satisfied|dissatisfied|"
-    r"favou?rable|unfavou?rable|nice|mean|friendly|rude|kind|angry|glad|sad|great|terrible|"
-    r"buen[oa]?|mal[oa]?|positiv[oa]|negativ[oa]|favorable|desfavorable|content[oa]|"
-    r"enfadad[oa]|bon(?:ne)?|mauvaise?|positi(?:f|ve)|n[ée]gati(?:f|ve)|d[ée]favorable|"
-    r"m[ée]contente?|fâch[ée]e?|bo[am]|ru[ií]m|m[aá]u?|favor[aá]vel|desfavor[aá]vel|"
-    r"satisfeit[oa]|chatead[oa]|gut|schlecht|positiv|negativ|zufrieden|unzufrieden|"
-    r"verärgert|goed|slecht|positief|negatief|tevreden|ontevreden|boos|buon[oa]?|"
-    r"cattiv[oa]|soddisfatt[oa]|好|坏|差|满意|不满意|开心|生气")
-POLAR_CHOICE = re.compile(
-    rf"(?<![\w])(?:{_POLAR_WORDS})\s*{_OR}\s*(?:not|pas|no|nicht|niet|não|non|不|"
-    rf"{_POLAR_WORDS})(?![\w])|\bthumbs? up or (?:thumbs? )?down\b|\bpouce (?:en )?haut ou "
-    r"(?:en )?bas\b|\b(?:like|love)d? (?:it )?or (?:hate|dislike)d?\b"
-    r"|好还是(?:不好|坏)|好评还是差评",
-    re.IGNORECASE)
-"""Opposite judgements offered as a question's choices ("good or bad?", "¿buena o mala?",
-"bon ou mauvais", "gut oder schlecht", "happy or not"): the question is the sentiment of
-a text, in any of the languages the cue words read."""
 _NOT_TARGET = re.compile(r"\b(?:written|spoken|said|is|it's|écrit|escrito|geschrieben|from|"
                          r"de l'|del|aus dem|aus)\s*$", re.IGNORECASE)
 _SOURCE_NOUNS = (r"(?:sentence|text|paragraph|article|message|review|document|email|letter"

@@ -16,10 +16,10 @@ import re
 
 from hugginggpt.graph.state import Selection, Subtask, SubtaskResult
 from hugginggpt.nodes.intent import INTENT_TASKS, card_kind
-from hugginggpt.nodes.responding.phrasing import listed
-from hugginggpt.nodes.responding.words import Finished, say
 from hugginggpt.tools.artifacts import shown_refs
 from hugginggpt.tools.experts.registry import find_tools
+from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.experts.words import Finished, listed, say
 from hugginggpt.tools.llm.config import CONFIGURE_IN_BRIEF
 from hugginggpt.tools.text import MAX_MESSAGE, clip
 
@@ -29,27 +29,6 @@ NO_RESPONDER = "written without a responder LLM"
 _MAX_ERROR = MAX_MESSAGE
 _MAX_ARG = 120
 
-_WHAT = {
-    "text-classification": "the classification", "zero-shot-classification":
-    "the classification", "token-classification": "finding the entities",
-    "summarization": "the summary", "translation": "the translation",
-    "question-answering": "answering the question", "text-generation": "the text generation",
-    "text2text-generation": "rewriting the text", "conversational": "the reply",
-    "sentence-similarity": "the similarity", "feature-extraction": "the embedding",
-    "fill-mask": "filling in the blank", "tabular-classification": "classifying the table",
-    "table-question-answering": "answering from the table",
-    "image-classification": "classifying the image", "object-detection": "the object detection",
-    "image-segmentation": "the segmentation", "depth-estimation": "the depth estimation",
-    "image-to-text": "reading the image", "zero-shot-image-classification":
-    "classifying the image", "image-text-to-text": "the question about the image",
-    "image-to-image": "editing the image", "text-to-image": "generating the image",
-    "text-to-video": "generating the video", "visual-question-answering":
-    "the question about the image", "document-question-answering":
-    "the question about the document", "text-to-speech": "reading the text aloud",
-    "automatic-speech-recognition": "the transcription", "audio-to-audio":
-    "processing the audio", "audio-classification": "classifying the audio",
-}
-"""What a step is called in a sentence ("The translation failed: ...")."""
 
 _DEPENDENCY = re.compile(r"^skipped: dependency (\d+) \([^)]*\) (\w+)")
 _TRIED = re.compile(r"\s*\[tried: ([^\]]*)\]\s*$")
@@ -62,6 +41,13 @@ _THANKS = re.compile(r"\b(thanks|thank you|cheers|merci|gracias|danke)\b|谢谢"
 
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
+
+
+def _noun(task: str) -> str:
+    """What a step is called in a sentence ("the translation" failed), as its task type
+    declares it."""
+    declared = get_task_type(task)
+    return declared.noun if declared and declared.noun else f"the {task} step"
 
 
 def _probabilities(task: str, model: str | None, backend: str | None) -> bool:
@@ -112,11 +98,13 @@ def _done(st: Subtask, result: SubtaskResult, request: str, steps: dict[int, int
           plan: dict[int, Subtask], workspace: str | None,
           selection: Selection | None = None) -> str:
     outputs = shown_refs(result.outputs, workspace) if workspace else result.outputs
+    declared = get_task_type(st.task)
     sentence = say(Finished(
         task=st.task, outputs=outputs, args=st.args, request=request,
         model=result.model or "",
         probabilities=_probabilities(st.task, result.model, result.backend),
-        looks_for=_looks_for(st.task, result.model, result.backend)))
+        looks_for=_looks_for(st.task, result.model, result.backend)),
+        declared.say if declared else None)
     if result.cached:
         sentence = _from_cache(sentence)
     if doubt := _uncertain(result, steps, plan):  # beside the claim it doubts
@@ -136,7 +124,7 @@ def _uncertain(result: SubtaskResult, steps: dict[int, int], plan: dict[int, Sub
         return ""
     why = [confidence.reason] if confidence.reason else []
     why += [f"computed from the uncertain result of step {steps.get(dep, dep + 1)}"
-            + (f" ({_WHAT.get(plan[dep].task, plan[dep].task)})" if dep in plan else "")
+            + (f" ({_noun(plan[dep].task)})" if dep in plan else "")
             for dep in confidence.inherited]
     return f"Uncertain. {_capital('; '.join(why) or confidence.uncertain)}."
 
@@ -177,7 +165,7 @@ def _what_to_do(result: SubtaskResult, task: str) -> str:
 
 
 def _failed(st: Subtask, result: SubtaskResult, steps: dict[int, int]) -> str:
-    what = _capital(_WHAT.get(st.task, f"the {st.task} step"))
+    what = _capital(_noun(st.task))
     error = result.error or result.status
     if result.status == "skipped":
         if found := _DEPENDENCY.match(error):
@@ -200,7 +188,7 @@ def _step(st: Subtask, results: dict[int, SubtaskResult], steps: dict[int, int],
           selection: Selection | None = None) -> str:
     result = results.get(st.id)
     if result is None:
-        return f"{_capital(_WHAT.get(st.task, f'the {st.task} step'))} did not run."
+        return f"{_capital(_noun(st.task))} did not run."
     if result.status == "done":
         return _done(st, result, request, steps, plan, workspace, selection)
     return _failed(st, result, steps)

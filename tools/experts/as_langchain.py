@@ -43,11 +43,11 @@ from hugginggpt.tools.experts.outputs import normalize_outputs
 from hugginggpt.tools.experts.registry import ANY_TASK, Tool, ToolContext, registered_tools
 from hugginggpt.tools.experts.tasks import Arg, TaskType, get_task_type
 from hugginggpt.tools.inputs import resolve_input_file
+from hugginggpt.tools.kinds import FILE_KINDS
 from hugginggpt.tools.threads import TOOL_POOL, in_thread
 
 __all__ = ["langchain_tools", "tool_schema"]
 
-_FILE_KINDS = frozenset({"image", "audio", "video", "table"})
 _MAX_NAME = 64  # what OpenAI and most providers accept for a tool name
 _MB = 1024 * 1024
 
@@ -69,7 +69,7 @@ def _models(tool: Tool, catalog_path: str | Path) -> list[str]:
 
 
 def _argument(arg: Arg) -> dict[str, Any]:
-    if arg.kind in _FILE_KINDS:
+    if arg.kind in FILE_KINDS:
         what = f"path of {'an' if arg.kind[0] in 'aeiou' else 'a'} {arg.kind} file inside " \
                "the workspace"
     else:
@@ -153,7 +153,7 @@ class _Call:
                 continue
             if not isinstance(value, str):
                 raise ToolException(f"{arg.name} must be text, not {type(value).__name__}")
-            if arg.kind in _FILE_KINDS:
+            if arg.kind in FILE_KINDS:
                 try:
                     args[arg.name] = resolve_input_file(value, self.workspace, (),
                                                         self.max_bytes)

@@ -45,6 +45,7 @@ from typing import Any
 from hugginggpt.tools.errors import ToolExecutionError, TransientToolError
 from hugginggpt.tools.experts.registry import ToolContext
 from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.kinds import FILE_KINDS
 from hugginggpt.tools.threads import in_thread
 
 __all__ = ["FAULT_KINDS", "FaultSpec", "spoil", "raise_or_wait"]
@@ -138,9 +139,8 @@ def _bad_value(fault: str, kind: str, ctx: ToolContext, rng: random.Random) -> A
         return missing
     if fault == "empty":  # one output missing
         return None
-    files = {"image", "audio", "video", "table"}
     if fault == "malformed":
-        if kind in files:  # an empty file
+        if kind in FILE_KINDS:  # an empty file
             _, path = ctx.artifacts.new_path(".bin")
             path.write_bytes(b"")
             return path
@@ -152,7 +152,7 @@ def _bad_value(fault: str, kind: str, ctx: ToolContext, rng: random.Random) -> A
         }
         return rng.choice(broken.get(kind, [object()]))
     # wrong_type: plausible values of another type
-    if kind in files:
+    if kind in FILE_KINDS:
         variant = rng.randrange(3)
         if variant == 0:  # looks like a reference, is not one
             return {"path": f"output.{kind}", "kind": kind}

@@ -21,10 +21,10 @@ from hugginggpt.tools.artifacts import ArtifactStore, is_artifact_ref
 from hugginggpt.tools.audio import duration_s
 from hugginggpt.tools.errors import ArgumentError, ToolOutputError
 from hugginggpt.tools.experts.tasks import TaskType
+from hugginggpt.tools.kinds import FILE_KINDS
 
 __all__ = ["normalize_outputs", "MAX_INLINE_TEXT"]
 
-_FILE_KINDS = frozenset({"image", "audio", "video", "table"})
 _LABEL_KEYS = ("label", "word", "entity", "entity_group")
 MAX_INLINE_TEXT = 4000
 """Longer text outputs are stored as artifacts (state keeps a preview)."""
@@ -83,7 +83,7 @@ def _coerce(kind: str, value: Any, artifacts: ArtifactStore) -> Any:
         raise ToolOutputError(f"expected {_a(kind)}, got nothing (None)")
     if is_artifact_ref(value):
         return _checked_ref(kind, value, artifacts)
-    if kind in _FILE_KINDS:
+    if kind in FILE_KINDS:
         if not isinstance(value, (str, Path)):
             raise ToolOutputError(f"expected {_a(kind)} file path, got {_shown(value)}")
         path = Path(value)

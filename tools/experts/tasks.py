@@ -1,25 +1,40 @@
-"""The task-type registry: what each Hugging Face task type takes and returns.
+"""The task-type registry: what each Hugging Face task type takes and returns, and how
+an answer speaks of it.
 
-A plan names task types from here only. Each declaration says which arguments carry
-data (text, image, audio, ...) and which are plain parameters (a target language, a list
-of labels), and what kinds of output the task produces, so that plans can be checked in
-code before anything runs. Adding a task type is one :func:`register_task_type` call.
+A plan names task types from here only. Each task type is declared once, in its own
+module of :mod:`hugginggpt.tools.experts.task_types` (a ``TASK``, registered on first
+use): which arguments carry data (text, image, audio, ...) and which are plain
+parameters (a target language, a list of labels), what kinds of output the task
+produces, so that plans can be checked in code before anything runs, and the words an
+answer uses for it (its result's sentence, the noun for a failure). A plugin adds one
+with :func:`register_task_type`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import importlib
+import pkgutil
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hugginggpt.tools.kinds import DATA_KINDS, TEXT_LIKE, Kind
 
+if TYPE_CHECKING:
+    from hugginggpt.tools.experts.words import Saying
+
 __all__ = [
     "Arg",
+    "Cue",
     "Output",
     "TaskType",
     "register_task_type",
     "get_task_type",
     "task_types",
+    "TEXT",
+    "IMAGE",
+    "AUDIO",
+    "QUESTION",
+    "TABLE",
 ]
 
 
@@ -54,6 +69,30 @@ class Output:
 
 
 @dataclass(frozen=True)
+class Cue:
+    """Words that say a clause of a request asks for a task type (the offline planner
+    reads requests by them, in English, French, Spanish, German, Portuguese, Dutch,
+    Italian and Chinese).
+
+    Attributes:
+        pattern: a regular expression, matched without regard to case.
+        needs: the kind of input the task needs (a caption means nothing without an
+            image to caption); None for a text task.
+        weak: counts only when no other cue matched ("write", "tell me").
+        intent: what was asked, where one task type serves several asks (sentiment,
+            language).
+        rank: where two cues' matches overlap, the lower rank wins ("detect the
+            language" is language identification, not object detection).
+    """
+
+    pattern: str
+    needs: str | None = None
+    weak: bool = False
+    intent: str = ""
+    rank: int = 100
+
+
+@dataclass(frozen=True)
 class TaskType:
     name: str
     description: str
@@ -64,6 +103,15 @@ class TaskType:
     """Its models usually sample (an image from a prompt, free text): the same inputs
     give another output next time, so a result is not reused (the result cache) unless
     the tool declares itself deterministic (a fixed seed, greedy decoding)."""
+    cues: tuple[Cue, ...] = ()
+    """The words that say a request asks for it (none: only an LLM or the example bank
+    plans it)."""
+    noun: str = ""
+    """What a step of this type is called in a sentence: "the translation" ("The
+    translation failed: ..."); empty: "the <name> step"."""
+    say: Saying | None = field(default=None, compare=False)
+    """Its result in the sentence a person would write (:mod:`.words`); None: output by
+    output."""
 
     def arg(self, name: str) -> Arg | None:
         return next((a for a in self.args if a.name == name), None)
@@ -92,10 +140,23 @@ class TaskType:
 
 _REGISTRY: dict[str, TaskType] = {}
 _ALIASES: dict[str, str] = {}
+_DECLARED: list[bool] = []
+
+
+def _declare_all() -> None:
+    """Register every module of :mod:`.task_types` (once, on first use)."""
+    if _DECLARED:
+        return
+    _DECLARED.append(True)
+    import hugginggpt.tools.experts.task_types as declared
+
+    for module in pkgutil.iter_modules(declared.__path__):
+        register_task_type(importlib.import_module(f"{declared.__name__}.{module.name}").TASK)
 
 
 def register_task_type(task_type: TaskType) -> TaskType:
     """Declare a task type (or replace one of the same name) and return it."""
+    _declare_all()
     names = {a.name for a in task_type.args}
     if len(names) != len(task_type.args):
         raise ValueError(f"task type {task_type.name!r} declares an argument twice")
@@ -110,118 +171,18 @@ def register_task_type(task_type: TaskType) -> TaskType:
 def get_task_type(name: str) -> TaskType | None:
     """Look a task type up by name or alias, case-insensitively and whether its words are
     joined by hyphens, spaces or underscores ("Object Detection" is object-detection)."""
+    _declare_all()
     key = "-".join(name.strip().lower().replace("_", " ").split())
     return _REGISTRY.get(key) or _REGISTRY.get(_ALIASES.get(key, ""))
 
 
 def task_types() -> list[TaskType]:
+    _declare_all()
     return sorted(_REGISTRY.values(), key=lambda t: t.name)
 
 
-def _declare(
-    name: str,
-    description: str,
-    args: Iterable[Arg],
-    outputs: Iterable[Output],
-    aliases: Iterable[str] = (),
-    nondeterministic: bool = False,
-) -> None:
-    register_task_type(TaskType(name, description, tuple(args), tuple(outputs), tuple(aliases),
-                                nondeterministic=nondeterministic))
-
-
-_TEXT = Arg("text", "text", description="the input text")
-_IMAGE = Arg("image", "image", description="an image file, URL or <GENERATED>-k")
-_AUDIO = Arg("audio", "audio", description="an audio file, URL or <GENERATED>-k")
-_QUESTION = Arg("question", "text", description="the question to answer")
-
-# Natural language.
-_declare("text-classification", "Classify a text (sentiment, topic, ...).",
-         [_TEXT], [Output("labels", "labels")], aliases=["sentiment-analysis"])
-_declare("zero-shot-classification", "Classify a text into labels the user names.",
-         [_TEXT, Arg("labels", "param", description="comma-separated candidate labels")],
-         [Output("labels", "labels")])
-_declare("token-classification", "Find named entities or other token labels in a text.",
-         [_TEXT], [Output("entities", "labels")], aliases=["ner"])
-_declare("summarization", "Summarise a text.", [_TEXT], [Output("text", "text")])
-_declare("translation", "Translate a text into another language.",
-         [_TEXT,
-          Arg("tgt_lang", "param", required=False, description="target language code, e.g. fr"),
-          Arg("src_lang", "param", required=False, description="source language code")],
-         [Output("text", "text")])
-_declare("question-answering", "Answer a question from a context text.",
-         [_QUESTION, Arg("text", "text", description="the context to answer from")],
-         [Output("text", "text")])
-_declare("text-generation", "Continue or answer a prompt with generated text.",
-         [_TEXT], [Output("text", "text")],
-         nondeterministic=True)
-_declare("text2text-generation", "Rewrite a text into another text (instructions, paraphrase).",
-         [_TEXT], [Output("text", "text")])
-_declare("conversational", "Reply to a message as a chat assistant.",
-         [_TEXT], [Output("text", "text")], aliases=["chat"],
-         nondeterministic=True)
-_declare("sentence-similarity",
-         "How similar two texts are in meaning (cosine of sentence embeddings, -1..1).",
-         [Arg("text", "text", description="the first text"),
-          Arg("text2", "text", description="the second text")],
-         [Output("score", "number")])
-_declare("feature-extraction", "A sentence embedding of a text, stored as an artifact.",
-         [_TEXT], [Output("embedding", "vector")], aliases=["sentence-embedding"])
-_declare("fill-mask",
-         "Fill in the blank of a sentence: the text holds one [MASK] (or <mask>, ___).",
-         [Arg("text", "text", description="a sentence with one [MASK] where a word is missing")],
-         [Output("text", "text"), Output("labels", "labels")], aliases=["fill-in-the-blank"])
-
-# Tables.
-_TABLE = Arg("table", "table", description="a CSV file, URL or <GENERATED>-k")
-_declare("tabular-classification", "Classify the rows of a table (a CSV file).",
-         [_TABLE], [Output("labels", "labels")])
-_declare("table-question-answering", "Answer a question about a table (a CSV file).",
-         [_TABLE, _QUESTION], [Output("text", "text")], aliases=["tableqa"])
-
-# Vision.
-_declare("image-classification", "Classify what an image shows.",
-         [_IMAGE], [Output("labels", "labels")])
-_declare("object-detection", "Find objects in an image; returns an annotated image and boxes.",
-         [_IMAGE], [Output("image", "image"), Output("objects", "labels")])
-_declare("image-segmentation", "Segment an image; returns a mask image and the segments.",
-         [_IMAGE], [Output("image", "image"), Output("segments", "labels")])
-_declare("depth-estimation", "Estimate depth; returns a depth-map image.",
-         [_IMAGE], [Output("image", "image")])
-_declare("image-to-text", "Caption an image, or read the text in it (OCR).",
-         [_IMAGE], [Output("text", "text")], aliases=["image-captioning", "ocr"])
-_declare("zero-shot-image-classification",
-         "Classify an image into labels the user names (CLIP-style image-text matching).",
-         [_IMAGE, Arg("labels", "param", description="comma-separated candidate labels")],
-         [Output("labels", "labels")])
-_declare("image-text-to-text",
-         "A vision-language model answers an instruction or question about an image "
-         "(describe it in detail, read it, reason about it).",
-         [_IMAGE, Arg("text", "text", required=False,
-                      description="the instruction or question (default: describe the image)")],
-         [Output("text", "text")], aliases=["vision-language", "vlm"],
-         nondeterministic=True)
-_declare("image-to-image", "Transform an image, optionally following a text instruction.",
-         [_IMAGE, Arg("text", "text", required=False, description="what to change")],
-         [Output("image", "image")], aliases=["image-editing"])
-_declare("text-to-image", "Generate an image from a text prompt.",
-         [_TEXT], [Output("image", "image")],
-         nondeterministic=True)
-_declare("text-to-video", "Generate a short video from a text prompt.",
-         [_TEXT], [Output("video", "video")],
-         nondeterministic=True)
-_declare("visual-question-answering", "Answer a question about an image.",
-         [_IMAGE, _QUESTION], [Output("text", "text")], aliases=["vqa"])
-_declare("document-question-answering",
-         "Answer a question about a document image (a scan, a receipt, a form).",
-         [_IMAGE, _QUESTION], [Output("text", "text")], aliases=["docqa"])
-
-# Audio.
-_declare("text-to-speech", "Read a text aloud.", [_TEXT], [Output("audio", "audio")],
-         aliases=["tts"])
-_declare("automatic-speech-recognition", "Transcribe speech.", [_AUDIO],
-         [Output("text", "text")], aliases=["speech-recognition", "asr"])
-_declare("audio-to-audio", "Transform audio (enhance speech, separate sources).",
-         [_AUDIO], [Output("audio", "audio")])
-_declare("audio-classification", "Classify a sound or a speaker's language or emotion.",
-         [_AUDIO], [Output("labels", "labels")])
+TEXT = Arg("text", "text", description="the input text")
+IMAGE = Arg("image", "image", description="an image file, URL or <GENERATED>-k")
+AUDIO = Arg("audio", "audio", description="an audio file, URL or <GENERATED>-k")
+QUESTION = Arg("question", "text", description="the question to answer")
+TABLE = Arg("table", "table", description="a CSV file, URL or <GENERATED>-k")

@@ -26,12 +26,12 @@ import time
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables.config import ensure_config, merge_configs
 
+from hugginggpt.tools.addresses import is_hf_host
 from hugginggpt.tools.errors import (
     LLMCallError,
     LLMNotConfiguredError,
@@ -93,7 +93,6 @@ if TYPE_CHECKING:  # its module takes 0.07 s to import; a run with no LLM needs 
 __all__ = ["complete", "StreamInterruptedError", "StreamListener"]
 
 
-_HF_HOSTS = (".huggingface.cloud", ".huggingface.co", "huggingface.co", ".hf.space")
 
 
 # ------------------------------------------------------------------ clients
@@ -109,7 +108,7 @@ def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMo
         is_url = target.startswith(("http://", "https://"))
         token = hf_token(endpoint)
         # the billing header goes where the token goes: hub models, Hugging Face hosts
-        to_hf = not is_url or (urlsplit(target).hostname or "").endswith(_HF_HOSTS)
+        to_hf = not is_url or is_hf_host(target)
         bill_to = endpoint.bill_to if to_hf else None
         hf = HuggingFaceEndpoint(  # type: ignore[call-arg]  # model is derived
             endpoint_url=target if is_url else None,

@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, cast
-from urllib.parse import urlsplit
 
+from hugginggpt.tools.addresses import is_hf_host
 from hugginggpt.tools.errors import ToolExecutionError, ToolTimeoutError, TransientToolError
 from hugginggpt.tools.experts.hf_inference.on_loop import Requests, current_requests
 from hugginggpt.tools.experts.registry import backend_settings
@@ -47,7 +47,6 @@ HF_INFERENCE_BACKEND = "hf-inference"
 
 T = TypeVar("T")
 
-_HF_HOSTS = (".huggingface.cloud", ".huggingface.co", "huggingface.co", ".hf.space")
 _NO_TOKEN = "no-token-for-third-party-endpoints"
 
 TRANSIENT_STATUSES = frozenset({408, 429, 502, 503, 504})
@@ -116,15 +115,11 @@ def current_config() -> HFInferenceConfig:
     )
 
 
-def _is_hf_host(url: str) -> bool:
-    return (urlsplit(url).hostname or "").endswith(_HF_HOSTS)
-
-
 def _token_for(url: str) -> str | None:
     """The user's Hugging Face token goes only to Hugging Face hosts (None: the client's
     default token); a third-party server gets a placeholder, never the user's token
     (the client insists on sending some token)."""
-    return None if _is_hf_host(url) else _NO_TOKEN
+    return None if is_hf_host(url) else _NO_TOKEN
 
 
 # --- the client and its errors -----------------------------------------------------------
@@ -227,15 +222,43 @@ def _client_args(model: str, config: HFInferenceConfig) -> dict[str, Any]:
     header only for Hugging Face hosts), else the hub model id with the provider."""
     url = config.endpoints.get(model)
     if url:
-        to_hf = _is_hf_host(url)
+        to_hf = is_hf_host(url)
         return {"model": url, "timeout": config.timeout_s, "token": _token_for(url),
                 "bill_to": config.bill_to if to_hf else None}
     return {"model": model, "provider": cast(Any, config.provider),
             "timeout": config.timeout_s, "bill_to": config.bill_to}
 
 
-_METHOD_TASKS = {"chat_completion": "conversational"}
-"""Client methods whose huggingface_hub task is not the method's name with hyphens."""
+@dataclass(frozen=True)
+class Adapter:
+    """One task type's tool in this backend: the function, the ``InferenceClient``
+    method it calls, and the task huggingface_hub looks the model's provider up for."""
+
+    tool: Callable[..., Any]
+    method: str
+    hub_task: str
+
+
+ADAPTERS: dict[str, Adapter] = {}
+"""Task type -> its adapter, as :mod:`.tools` registers them (:func:`adapter`)."""
+
+
+def adapter(task: str, method: str | None = None, hub_task: str | None = None
+            ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as this backend's tool for ``task``; it calls the
+    client's ``method`` (the task's name in snake case unless given), whose provider
+    look-up is for ``hub_task`` (the method's name with hyphens unless given)."""
+    method = method or task.replace("-", "_")
+
+    def register(tool: Callable[..., Any]) -> Callable[..., Any]:
+        ADAPTERS[task] = Adapter(tool, method, hub_task or method.replace("_", "-"))
+        return tool
+    return register
+
+
+def _hub_task(method: str) -> str:
+    return next((a.hub_task for a in ADAPTERS.values() if a.method == method),
+                method.replace("_", "-"))
 
 
 class _OnTheLoop:
@@ -270,7 +293,7 @@ class _OnTheLoop:
             return
         from huggingface_hub.inference._providers import get_provider_helper
 
-        task = _METHOD_TASKS.get(method, method.replace("_", "-"))
+        task = _hub_task(method)
         helper = get_provider_helper(self._args.get("provider"), task=task, model=model)
         prepare = getattr(helper, "_prepare_mapping_info", None)  # huggingface_hub 1.x
         if prepare is not None:

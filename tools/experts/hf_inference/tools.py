@@ -21,6 +21,7 @@ from hugginggpt.tools.experts.hf_inference.client import (
     TRANSIENT_STATUSES,
     _call,
     _target,
+    adapter,
     current_config,
 )
 from hugginggpt.tools.experts.registry import ToolContext
@@ -108,11 +109,13 @@ _PALETTE = ((230, 25, 75), (60, 180, 75), (255, 225, 25), (0, 130, 200), (245, 1
 # --- the tools -----------------------------------------------------------------------------
 
 
+@adapter("text-classification")
 def text_classification(text: str, model: str) -> list[dict[str, Any]]:
     """Labels with scores for a text."""
     return _labels(_call(model, lambda c: c.text_classification(text)))
 
 
+@adapter("zero-shot-classification")
 def zero_shot_classification(text: str, labels: str, model: str) -> list[dict[str, Any]]:
     """Scores of a text for each of the comma-separated candidate labels."""
     candidates = [label.strip() for label in labels.split(",") if label.strip()]
@@ -121,16 +124,19 @@ def zero_shot_classification(text: str, labels: str, model: str) -> list[dict[st
     return _labels(_call(model, lambda c: c.zero_shot_classification(text, candidates)))
 
 
+@adapter("token-classification")
 def token_classification(text: str, model: str) -> list[dict[str, Any]]:
     """Entities (or other token labels) with their spans and scores."""
     return _labels(_call(model, lambda c: c.token_classification(text)))
 
 
+@adapter("summarization")
 def summarization(text: str, model: str) -> str:
     """A summary of the text."""
     return str(_call(model, lambda c: c.summarization(text)).summary_text)
 
 
+@adapter("translation")
 def translation(text: str, model: str, tgt_lang: str | None = None,
                 src_lang: str | None = None) -> str:
     """The text translated. The client needs both language codes or neither: with one
@@ -141,16 +147,19 @@ def translation(text: str, model: str, tgt_lang: str | None = None,
     return str(output.translation_text)
 
 
+@adapter("question-answering")
 def question_answering(question: str, text: str, model: str) -> str:
     """The answer to a question, extracted from a context text."""
     return _top_answer(_call(model, lambda c: c.question_answering(question, text)))
 
 
+@adapter("text-generation")
 def text_generation(text: str, model: str) -> str:
     """The model's continuation of a prompt."""
     return str(_call(model, lambda c: c.text_generation(text)))
 
 
+@adapter("conversational", "chat_completion", hub_task="conversational")
 def conversational(text: str, model: str) -> str:
     """The assistant's reply to one user message (chat completion)."""
     reply = _call(model, lambda c: c.chat_completion([{"role": "user", "content": text}]))
@@ -159,6 +168,7 @@ def conversational(text: str, model: str) -> str:
     return str(reply.choices[0].message.content or "")
 
 
+@adapter("sentence-similarity")
 def sentence_similarity(text: str, text2: str, model: str) -> float:
     """How similar two texts are, as the model scores them."""
     scores = _call(model, lambda c: c.sentence_similarity(text, [text2]))
@@ -167,6 +177,7 @@ def sentence_similarity(text: str, text2: str, model: str) -> float:
     return float(scores[0])
 
 
+@adapter("feature-extraction")
 def feature_extraction(text: str, model: str) -> list[float]:
     """A sentence embedding: the model's vector, mean-pooled if it returns one per token."""
     array = _call(model, lambda c: c.feature_extraction(text))
@@ -179,6 +190,7 @@ def feature_extraction(text: str, model: str) -> list[float]:
     return [float(v) for v in array]
 
 
+@adapter("tabular-classification")
 def tabular_classification(table: Path, model: str) -> list[dict[str, Any]]:
     """One label per row of a CSV table."""
     with table.open(newline="", encoding="utf-8") as handle:
@@ -190,11 +202,13 @@ def tabular_classification(table: Path, model: str) -> list[dict[str, Any]]:
     return [{"row": i, "label": str(label)} for i, label in enumerate(labels)]
 
 
+@adapter("image-classification")
 def image_classification(image: Path | str, model: str) -> list[dict[str, Any]]:
     """Labels with scores for an image."""
     return _labels(_call(model, lambda c: c.image_classification(image)))
 
 
+@adapter("object-detection")
 def object_detection(image: Path | str, model: str, ctx: ToolContext) -> dict[str, Any]:
     """Boxes with labels and scores, and the image with the boxes drawn on it."""
     from PIL import Image, ImageDraw
@@ -210,6 +224,7 @@ def object_detection(image: Path | str, model: str, ctx: ToolContext) -> dict[st
     return {"image": _save_image(picture, ctx), "objects": _labels(found)}
 
 
+@adapter("image-segmentation")
 def image_segmentation(image: Path | str, model: str, ctx: ToolContext) -> dict[str, Any]:
     """Segments with labels and scores, and one mask image with a colour per segment."""
     from PIL import Image
@@ -226,54 +241,64 @@ def image_segmentation(image: Path | str, model: str, ctx: ToolContext) -> dict[
     return {"image": _save_image(canvas, ctx), "segments": _labels(labels)}
 
 
+@adapter("image-to-text")
 def image_to_text(image: Path | str, model: str) -> str:
     """A caption of the image (or the text in it, for OCR models)."""
     return str(_call(model, lambda c: c.image_to_text(image)).generated_text)
 
 
+@adapter("image-to-image")
 def image_to_image(image: Path | str, model: str, ctx: ToolContext,
                    text: str | None = None) -> dict[str, Any]:
     """The image transformed, following the instruction in ``text`` when given."""
     return _save_image(_call(model, lambda c: c.image_to_image(image, prompt=text)), ctx)
 
 
+@adapter("text-to-image")
 def text_to_image(text: str, model: str, ctx: ToolContext) -> dict[str, Any]:
     """An image generated from a prompt, saved as a PNG artifact."""
     return _save_image(_call(model, lambda c: c.text_to_image(text)), ctx)
 
 
+@adapter("text-to-video")
 def text_to_video(text: str, model: str, ctx: ToolContext) -> dict[str, Any]:
     """A short video generated from a prompt, saved as an MP4 artifact."""
     data = _call(model, lambda c: c.text_to_video(text))
     return ctx.artifacts.put_bytes(data, "video", ".mp4")
 
 
+@adapter("visual-question-answering")
 def visual_question_answering(image: Path | str, question: str, model: str) -> str:
     """The best-scored answer to a question about an image."""
     return _top_answer(_call(model, lambda c: c.visual_question_answering(image, question)))
 
 
+@adapter("document-question-answering")
 def document_question_answering(image: Path | str, question: str, model: str) -> str:
     """The best-scored answer to a question about a document image."""
     return _top_answer(_call(model, lambda c: c.document_question_answering(image, question)))
 
 
+@adapter("text-to-speech")
 def text_to_speech(text: str, model: str, ctx: ToolContext) -> dict[str, Any]:
     """The text read aloud, saved as an audio artifact."""
     data = _call(model, lambda c: c.text_to_speech(text))
     return ctx.artifacts.put_bytes(data, "audio", _audio_suffix(data))
 
 
+@adapter("automatic-speech-recognition")
 def automatic_speech_recognition(audio: Path | str, model: str) -> str:
     """The transcript of a recording."""
     return str(_call(model, lambda c: c.automatic_speech_recognition(audio)).text)
 
 
+@adapter("audio-classification")
 def audio_classification(audio: Path | str, model: str) -> list[dict[str, Any]]:
     """Labels with scores for a recording."""
     return _labels(_call(model, lambda c: c.audio_classification(audio)))
 
 
+@adapter("audio-to-audio")
 def audio_to_audio(audio: Path | str, model: str, ctx: ToolContext) -> dict[str, Any]:
     """The transformed recording (the first one, when the model separates sources)."""
     outputs = _call(model, lambda c: c.audio_to_audio(audio))
@@ -283,6 +308,7 @@ def audio_to_audio(audio: Path | str, model: str, ctx: ToolContext) -> dict[str,
     return ctx.artifacts.put_bytes(data, "audio", _audio_suffix(data, outputs[0].content_type))
 
 
+@adapter("fill-mask")
 def fill_mask(text: str, model: str) -> dict[str, Any]:
     """The sentence with its blank filled, and the candidate words with scores. The blank
     goes to the endpoint as written (``[MASK]`` for BERT-style models, ``<mask>`` for
@@ -305,6 +331,7 @@ def _one_blank(text: str) -> str:
     return text.replace("___", "[MASK]")
 
 
+@adapter("zero-shot-image-classification")
 def zero_shot_image_classification(image: Path | str, labels: str,
                                    model: str) -> list[dict[str, Any]]:
     """Scores of an image for each of the comma-separated candidate labels."""
@@ -324,6 +351,7 @@ def _data_url(source: Path | str) -> str:
     return f"data:{kind};base64,{base64.b64encode(source.read_bytes()).decode()}"
 
 
+@adapter("image-text-to-text", "chat_completion", hub_task="conversational")
 def image_text_to_text(image: Path | str, model: str, text: str | None = None) -> str:
     """A vision-language model's reply about the image (chat completion with an image
     part): to the instruction or question in ``text``, else a description."""
@@ -336,6 +364,7 @@ def image_text_to_text(image: Path | str, model: str, text: str | None = None) -
     return str(reply.choices[0].message.content or "").strip()
 
 
+@adapter("table-question-answering")
 def table_question_answering(table: Path, question: str, model: str) -> str:
     """The answer to a question about a CSV table."""
     with table.open(newline="", encoding="utf-8-sig") as handle:

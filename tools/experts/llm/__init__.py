@@ -28,19 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hugginggpt.tools.experts.catalog import ModelCard
-from hugginggpt.tools.experts.llm.tools import (
-    ControllerLLM,
-    controller_llm,
-    conversational,
-    question_answering,
-    summarization,
-    text2text_generation,
-    text_classification,
-    text_generation,
-    token_classification,
-    translation,
-    zero_shot_classification,
-)
+from hugginggpt.tools.experts.llm.tools import EXPERTS, ControllerLLM, controller_llm
 from hugginggpt.tools.experts.registry import backend_settings, register_tool
 
 __all__ = ["LLM_BACKEND", "LLM_EXPERT", "ControllerLLM", "controller_llm", "llm_available",
@@ -86,25 +74,5 @@ def _register(fn: Callable[..., Any], task: str, does: str, latency_s: float) ->
                   deterministic=False)  # "llm/expert" is a role: the endpoint answering varies
 
 
-_register(summarization, "summarization",
-          "Abstractive summary in a few sentences, in the text's own language.", 3.0)
-_register(translation, "translation",
-          "Translation between any two languages the LLM knows (into English when no "
-          "target is given).", 3.0)
-_register(question_answering, "question-answering",
-          "A short answer to a question from the given text alone (says when the text "
-          "does not say).", 2.0)
-_register(text_generation, "text-generation",
-          "Continues a text or answers a prompt, up to about 200 words.", 4.0)
-_register(text2text_generation, "text2text-generation",
-          "Rewrites a text as it asks: paraphrase, correct, shorten, answer.", 3.0)
-_register(conversational, "conversational", "A brief chat-assistant reply.", 3.0)
-_register(text_classification, "text-classification",
-          "Sentiment only: POSITIVE, NEGATIVE or NEUTRAL with the LLM's own confidence "
-          "(not a calibrated probability); no topics or languages.", 2.0)
-_register(zero_shot_classification, "zero-shot-classification",
-          "Scores the given labels by the LLM's judgement (probabilities summing to 1, "
-          "not calibrated).", 2.0)
-_register(token_classification, "token-classification",
-          "Named entities (PER, ORG, LOC, MISC) by structured output, each checked to be "
-          "a span of the text, with its offsets; no scores.", 3.0)
+for _task, _expert in EXPERTS.items():
+    _register(_expert.tool, _task, _expert.does, _expert.latency_s)

@@ -1,4 +1,5 @@
-"""Every prompt the ``llm`` backend sends, as named constants.
+"""Every prompt the ``llm`` backend sends, as named constants (``{task}``: the task type's
+name).
 
 The system prompt is the same for every task (providers cache it); each task's user
 prompt starts with its fixed instruction and ends with the subtask's input, between
@@ -30,45 +31,45 @@ quotation marks around it, no markdown."""
 _INPUT = "\n<input>\n{text}\n</input>"
 
 SUMMARIZATION = """\
-Task: summarization. Summarise the input in a few sentences, in the input's own \
+Task: {task}. Summarise the input in a few sentences, in the input's own \
 language. Keep names, numbers and facts exactly as they are; add nothing.""" + _INPUT
 
 TRANSLATION = """\
-Task: translation. Translate the input {source}into {target}. Keep its meaning, tone \
-and line breaks; names, numbers and code stay as they are. Give the translation only.\
+Task: {task}. Translate the input {source}into {target}. Keep its meaning, tone \
+and line breaks; names, numbers and code stay as they are. Give the translated text only.\
 """ + _INPUT
 
 QUESTION_ANSWERING = """\
-Task: question-answering. Answer the question from the input alone, as briefly as the \
+Task: {task}. Answer the question from the input alone, as briefly as the \
 answer allows (a word or a phrase where one will do). If the input does not say, \
 answer: The text does not say.
 Question: {question}""" + _INPUT
 
 TEXT_GENERATION = """\
-Task: text-generation. Continue the input, or answer it when it is a prompt or a \
+Task: {task}. Continue the input, or answer it when it is a prompt or a \
 question, in its language, in at most about 200 words.""" + _INPUT
 
 TEXT2TEXT_GENERATION = """\
-Task: text2text-generation. Carry out what the input asks (rewrite, paraphrase, \
+Task: {task}. Carry out what the input asks (rewrite, paraphrase, \
 correct, shorten, answer) and give the resulting text only.""" + _INPUT
 
 CONVERSATIONAL = """\
-Task: conversational. Reply to the input as a helpful chat assistant would, briefly \
+Task: {task}. Reply to the input as a helpful chat assistant would, briefly \
 and in its language.""" + _INPUT
 
 TEXT_CLASSIFICATION = """\
-Task: text-classification (sentiment). Say how the input feels: POSITIVE, NEGATIVE or \
+Task: {task} (sentiment). Say how the input feels: POSITIVE, NEGATIVE or \
 NEUTRAL, with your confidence from 0 to 1. Answer as JSON: \
 {{"label": "POSITIVE", "score": 0.9}}""" + _INPUT
 
 ZERO_SHOT_CLASSIFICATION = """\
-Task: zero-shot-classification. For each candidate label, give the probability (0 to \
+Task: {task}. For each candidate label, give the probability (0 to \
 1) that it describes the input; the probabilities sum to 1. Use the labels exactly as \
 written. Answer as JSON: {{"scores": [{{"label": "...", "score": 0.7}}, ...]}}
 Candidate labels: {labels}""" + _INPUT
 
 TOKEN_CLASSIFICATION = """\
-Task: token-classification (named entities). List every named entity in the input, in \
+Task: {task} (named entities). List every named entity in the input, in \
 order of appearance, with its words exactly as they appear in the input and its type: \
 PER (a person), ORG (an organisation), LOC (a place) or MISC (other names: events, \
 works, nationalities, products). Answer as JSON: \

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -26,7 +27,7 @@ from hugginggpt.tools.experts.registry import ToolContext
 from hugginggpt.tools.languages import code_of, name_of
 
 __all__ = [
-    "ControllerLLM", "controller_llm", "MAX_TEXT_CHARS", "MAX_LABELS", "NEED",
+    "ControllerLLM", "controller_llm", "MAX_TEXT_CHARS", "MAX_LABELS", "EXPERTS", "expert",
     "summarization", "translation", "question_answering", "text_generation",
     "text2text_generation", "conversational", "text_classification",
     "zero_shot_classification", "token_classification",
@@ -38,12 +39,33 @@ and a bound on what one subtask can spend of the run's token budget."""
 MAX_LABELS = 50
 LONG_TEXT_CHARS = 8_000
 """Inputs longer than this ask for one tier more: small models lose track of long texts."""
-NEED = {"summarization": 1, "translation": 2, "question-answering": 1,
-        "text-generation": 1, "text2text-generation": 1, "conversational": 1,
-        "text-classification": 1, "zero-shot-classification": 1,
-        "token-classification": 2}
-"""The capability tier each task needs (1 small, 2 medium, 3 large): translation between
-any two languages and exact entity spans are where small models slip."""
+
+
+@dataclass(frozen=True)
+class Expert:
+    """One text task type the run's LLM does: its tool, what the card says it does, the
+    capability tier it needs (1 small, 2 medium, 3 large: translation between any two
+    languages and exact entity spans are where small models slip) and its latency."""
+
+    tool: Callable[..., Any]
+    does: str
+    need: int
+    latency_s: float
+
+
+EXPERTS: dict[str, Expert] = {}
+"""Task type -> what the run's LLM does for it, as the tools below register it."""
+
+
+def expert(task: str, does: str, *, need: int = 1, latency_s: float = 3.0
+           ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as the llm backend's tool for ``task``."""
+    def register(tool: Callable[..., Any]) -> Callable[..., Any]:
+        EXPERTS[task] = Expert(tool, does, need, latency_s)
+        return tool
+    return register
+
+
 SENTIMENTS = ("POSITIVE", "NEGATIVE", "NEUTRAL")
 _ENTITY_GROUPS = {"PERSON": "PER", "ORGANIZATION": "ORG", "ORGANISATION": "ORG",
                   "LOCATION": "LOC", "PLACE": "LOC", "GPE": "LOC"}
@@ -93,7 +115,7 @@ def _ask(task: str, prompt: str, ctx: ToolContext, size: int,
     if llm is None:
         raise ToolExecutionError("llm expert: no LLM was lent to this subtask (the llm "
                                  "backend runs inside a run's execute stage)")
-    need = min(3, NEED[task] + (size > LONG_TEXT_CHARS))
+    need = min(3, EXPERTS[task].need + (size > LONG_TEXT_CHARS))
     text, endpoint = llm.ask(
         [SystemMessage(prompts.EXPERT_SYSTEM), HumanMessage(prompt)], need=need,
         schema=schema.model_json_schema() if schema is not None else None)
@@ -131,9 +153,11 @@ def _structured(task: str, text: str, model: type[BaseModel]) -> Any:
 
 # ------------------------------------------------------------------ free text
 
+@expert("summarization",
+        "Abstractive summary in a few sentences, in the text's own language.")
 def summarization(text: str, ctx: ToolContext) -> str:
     """An abstractive summary of the text, in its language, by the run's LLM."""
-    prompt = prompts.SUMMARIZATION.format(text=_checked(text))
+    prompt = prompts.SUMMARIZATION.format(task="summarization", text=_checked(text))
     return _reply("summarization", _ask("summarization", prompt, ctx, len(text)))
 
 
@@ -143,40 +167,49 @@ def _language(value: str | None) -> str:
     return name if name == code else f"{name} ({code})"
 
 
+@expert("translation", "Translation between any two languages the LLM knows (into English "
+        "when no target is given).", need=2)
 def translation(text: str, ctx: ToolContext, tgt_lang: str | None = None,
                 src_lang: str | None = None) -> str:
     """The text translated into ``tgt_lang`` (English when none is given) from any
     language, by the run's LLM."""
     source = f"from {_language(src_lang)} " if src_lang else ""
-    prompt = prompts.TRANSLATION.format(text=_checked(text), source=source,
+    prompt = prompts.TRANSLATION.format(task="translation", text=_checked(text), source=source,
                                         target=_language(tgt_lang))
     return _reply("translation", _ask("translation", prompt, ctx, len(text)))
 
 
+@expert("question-answering", "A short answer to a question from the given text alone "
+        "(says when the text does not say).", latency_s=2.0)
 def question_answering(question: str, text: str, ctx: ToolContext) -> str:
     """A short answer to the question from the context text, by the run's LLM."""
-    prompt = prompts.QUESTION_ANSWERING.format(question=_checked(question, "question"),
-                                               text=_checked(text))
+    prompt = prompts.QUESTION_ANSWERING.format(
+        task="question-answering", question=_checked(question, "question"), text=_checked(text))
     return _reply("question-answering",
                   _ask("question-answering", prompt, ctx, len(text) + len(question)))
 
 
+@expert("text-generation",
+        "Continues a text or answers a prompt, up to about 200 words.", latency_s=4.0)
 def text_generation(text: str, ctx: ToolContext) -> str:
     """The prompt continued or answered, by the run's LLM."""
-    prompt = prompts.TEXT_GENERATION.format(text=_checked(text))
+    prompt = prompts.TEXT_GENERATION.format(task="text-generation", text=_checked(text))
     return _reply("text-generation", _ask("text-generation", prompt, ctx, len(text)))
 
 
+@expert("text2text-generation",
+        "Rewrites a text as it asks: paraphrase, correct, shorten, answer.")
 def text2text_generation(text: str, ctx: ToolContext) -> str:
     """The text rewritten as it asks, by the run's LLM."""
-    prompt = prompts.TEXT2TEXT_GENERATION.format(text=_checked(text))
+    prompt = prompts.TEXT2TEXT_GENERATION.format(task="text2text-generation", text=_checked(text))
     return _reply("text2text-generation",
                   _ask("text2text-generation", prompt, ctx, len(text)))
 
 
+@expert("conversational", "A brief chat-assistant reply.")
 def conversational(text: str, ctx: ToolContext) -> str:
     """A chat reply to the message, by the run's LLM."""
-    prompt = prompts.CONVERSATIONAL.format(text=_checked(text))
+    prompt = prompts.CONVERSATIONAL.format(task="conversational", text=_checked(text))
     return _reply("conversational", _ask("conversational", prompt, ctx, len(text)))
 
 
@@ -217,9 +250,12 @@ def _probability(task: str, score: float) -> float:
     return round(score, 4)
 
 
+@expert("text-classification", "Sentiment only: POSITIVE, NEGATIVE or NEUTRAL with the "
+        "LLM's own confidence (not a calibrated probability); no topics or languages.",
+        latency_s=2.0)
 def text_classification(text: str, ctx: ToolContext) -> list[dict[str, Any]]:
     """The text's sentiment (POSITIVE, NEGATIVE or NEUTRAL) with the LLM's confidence."""
-    prompt = prompts.TEXT_CLASSIFICATION.format(text=_checked(text))
+    prompt = prompts.TEXT_CLASSIFICATION.format(task="text-classification", text=_checked(text))
     answer = _structured("text-classification",
                          _ask("text-classification", prompt, ctx, len(text), Sentiment),
                          Sentiment)
@@ -230,6 +266,8 @@ def text_classification(text: str, ctx: ToolContext) -> list[dict[str, Any]]:
     return [{"label": label, "score": _probability("text-classification", answer.score)}]
 
 
+@expert("zero-shot-classification", "Scores the given labels by the LLM's judgement "
+        "(probabilities summing to 1, not calibrated).", latency_s=2.0)
 def zero_shot_classification(text: str, labels: str, ctx: ToolContext) -> list[dict[str, Any]]:
     """Every candidate label scored by the LLM (probabilities summing to 1), best first.
     A label the LLM leaves out scores 0; one it invents is ignored."""
@@ -239,8 +277,8 @@ def zero_shot_classification(text: str, labels: str, ctx: ToolContext) -> list[d
     if len(candidates) > MAX_LABELS:
         raise ToolExecutionError(f"llm expert: {len(candidates)} labels, more than "
                                  f"{MAX_LABELS}")
-    prompt = prompts.ZERO_SHOT_CLASSIFICATION.format(text=_checked(text),
-                                                     labels=", ".join(candidates))
+    prompt = prompts.ZERO_SHOT_CLASSIFICATION.format(
+        task="zero-shot-classification", text=_checked(text), labels=", ".join(candidates))
     answer = _structured(
         "zero-shot-classification",
         _ask("zero-shot-classification", prompt, ctx, len(text), LabelScores), LabelScores)
@@ -269,11 +307,13 @@ def _find(text: str, word: str, start: int) -> int:
     return -1
 
 
+@expert("token-classification", "Named entities (PER, ORG, LOC, MISC) by structured "
+        "output, each checked to be a span of the text, with its offsets; no scores.", need=2)
 def token_classification(text: str, ctx: ToolContext) -> list[dict[str, Any]]:
     """Named entities (PER, ORG, LOC, MISC) as spans of the text, with their offsets.
     Names the text does not contain are dropped; if the LLM named only such, the
     attempt fails."""
-    prompt = prompts.TOKEN_CLASSIFICATION.format(text=_checked(text))
+    prompt = prompts.TOKEN_CLASSIFICATION.format(task="token-classification", text=_checked(text))
     answer = _structured(
         "token-classification",
         _ask("token-classification", prompt, ctx, len(text), Entities), Entities)

@@ -21,7 +21,9 @@ The package is split along its seams, so that each part can be read on its own:
 :mod:`.audio` reads recordings, :mod:`.outputs` holds the bounds every adapter shares, and
 :mod:`.text`, :mod:`.vision`, :mod:`.multimodal` (image with text, image restoration),
 :mod:`.tables` (CSV tables; scikit-learn models through skops), :mod:`.speech` and
-:mod:`.diffusion` (diffusers image generation) are the adapters by modality. This module
+:mod:`.diffusion` (diffusers image generation) are the adapters by modality, each
+declaring its task type and how its models load where it is defined
+(``@adapter("depth-estimation", Loading(pipeline="depth-estimation"))``). This module
 says which models are available, registers the adapters as the backend's tools and
 re-exports the backend's public names; :mod:`.hub_cache` says what the Hugging Face cache
 holds and :mod:`.download` fetches a model into it, on consent. Imports go one way only:
@@ -37,10 +39,18 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, ModelCard, load_catalog
-from hugginggpt.tools.experts.local import hub_cache
+from hugginggpt.tools.experts.local import (  # noqa: F401  (the adapters register themselves)
+    diffusion,
+    hub_cache,
+    multimodal,
+    speech,
+    tables,
+    text,
+    vision,
+)
 from hugginggpt.tools.experts.local.audio import read_audio, read_wav
-from hugginggpt.tools.experts.local.diffusion import text_to_image as generate_image
 from hugginggpt.tools.experts.local.models import (
+    ADAPTERS,
     DEFAULT_MAX_LOADED,
     LOAD_LOCK,
     LOCAL_BACKEND,
@@ -51,43 +61,6 @@ from hugginggpt.tools.experts.local.models import (
     loaded_models,
     peak_loaded,
     set_max_loaded,
-)
-from hugginggpt.tools.experts.local.multimodal import (
-    document_question_answering,
-    image_text_to_text,
-    image_to_image,
-    zero_shot_image_classification,
-)
-from hugginggpt.tools.experts.local.speech import (
-    audio_classification,
-    automatic_speech_recognition,
-    text_to_speech,
-)
-from hugginggpt.tools.experts.local.tables import (
-    table_question_answering,
-    tabular_classification,
-)
-from hugginggpt.tools.experts.local.text import (
-    conversational,
-    feature_extraction,
-    fill_mask,
-    question_answering,
-    sentence_similarity,
-    summarization,
-    text2text_generation,
-    text_classification,
-    text_generation,
-    token_classification,
-    translation,
-    zero_shot_classification,
-)
-from hugginggpt.tools.experts.local.vision import (
-    depth_estimation,
-    image_classification,
-    image_segmentation,
-    image_to_text,
-    object_detection,
-    visual_question_answering,
 )
 from hugginggpt.tools.experts.registry import backend_settings, register_tool
 
@@ -192,56 +165,17 @@ def _reason_for(task: str, model_id: str) -> str | None:
     return unavailable_reason(model_id, task)
 
 
-TOOLS: dict[str, Callable[..., Any]] = {
-    "text-classification": text_classification,
-    "zero-shot-classification": zero_shot_classification,
-    "token-classification": token_classification,
-    "text-generation": text_generation,
-    "conversational": conversational,
-    "feature-extraction": feature_extraction,
-    "sentence-similarity": sentence_similarity,
-    "summarization": summarization,
-    "translation": translation,
-    "text2text-generation": text2text_generation,
-    "question-answering": question_answering,
-    "image-classification": image_classification,
-    "object-detection": object_detection,
-    "image-segmentation": image_segmentation,
-    "depth-estimation": depth_estimation,
-    "image-to-text": image_to_text,
-    "visual-question-answering": visual_question_answering,
-    "automatic-speech-recognition": automatic_speech_recognition,
-    "audio-classification": audio_classification,
-    "text-to-speech": text_to_speech,
-    "fill-mask": fill_mask,
-    "zero-shot-image-classification": zero_shot_image_classification,
-    "image-text-to-text": image_text_to_text,
-    "document-question-answering": document_question_answering,
-    "image-to-image": image_to_image,
-    "table-question-answering": table_question_answering,
-    "tabular-classification": tabular_classification,
-    "text-to-image": generate_image,
-}
-"""Every task type this backend runs, and its tool."""
+TOOLS: dict[str, Callable[..., Any]] = {task: a.tool for task, a in ADAPTERS.items()}
+"""Every task type this backend runs, and its tool (each adapter registers itself with
+:func:`.models.adapter`)."""
 
-LIBRARIES: dict[str, frozenset[str]] = {
-    **{task: frozenset({"transformers"}) for task in TOOLS},
-    **dict.fromkeys(("feature-extraction", "sentence-similarity"),
-                    frozenset({"transformers", "sentence-transformers"})),
-    "text-to-image": frozenset({"diffusers"}),
-    "tabular-classification": frozenset({"sklearn"}),
-}
+LIBRARIES: dict[str, frozenset[str]] = {task: a.loading.libraries for task, a in ADAPTERS.items()}
 """Per task type, the libraries (as the Hub's ``library_name`` says) whose models its
 tool loads; a card of another library (a diffusers image editor for image-to-image, a
 pickled scikit-learn model) cannot run here."""
 
-GREEDY_OR_SEEDED = frozenset({"text-generation", "conversational", "text-to-image"})
-"""Generative task types this backend runs deterministically (greedy decoding, a fixed
-seed for diffusion), so their results may be reused; its image-text-to-text follows the
-model's own generation settings, which may sample."""
-
-for _task, _fn in TOOLS.items():
-    register_tool(_fn, _task, backend=LOCAL_BACKEND,
+for _task, _adapter in ADAPTERS.items():
+    register_tool(_adapter.tool, _task, backend=LOCAL_BACKEND,
                   available=functools.partial(_available_for, _task),
                   unavailable=functools.partial(_reason_for, _task),
-                  deterministic=True if _task in GREEDY_OR_SEEDED else None)
+                  deterministic=_adapter.deterministic)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hugginggpt.tools.experts.local.models import _running, device_and_dtype, register_loader
+from hugginggpt.tools.experts.local.models import Loading, _running, adapter, device_and_dtype
 from hugginggpt.tools.experts.registry import ToolContext
 
 __all__ = ["MAX_STEPS", "MAX_SIDE", "SEED", "text_to_image"]
@@ -38,9 +38,11 @@ def _load_diffusion(model_id: str, path: str, trust: bool) -> Any:
     return pipe.to(device)
 
 
-register_loader("text-to-image", _load_diffusion)
 
 
+@adapter("text-to-image",
+         Loading(loader=_load_diffusion, libraries=frozenset({"diffusers"})),
+         deterministic=True)
 def text_to_image(text: str, model: str, ctx: ToolContext) -> Path:
     """An image generated from the prompt, as a PNG."""
     import torch

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from hugginggpt.tools.errors import LimitExceededError, ToolExecutionError
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
@@ -40,7 +40,10 @@ __all__ = [
     "clear_loaded",
     "load",
     "device_and_dtype",
-    "register_loader",
+    "Loading",
+    "Adapter",
+    "ADAPTERS",
+    "adapter",
 ]
 
 LOCAL_BACKEND = "local"
@@ -49,50 +52,66 @@ LOCAL_LIBRARIES = frozenset({"transformers", "sentence-transformers", "diffusers
 """The libraries (as the Hub names them in ``library_name``) whose models this backend
 loads; a card naming another library is never a local candidate."""
 DEFAULT_MAX_LOADED = 3
-_SEQ2SEQ_TASKS = ("summarization", "translation", "text2text-generation")
-_PIPELINE_TASKS = {
-    "text-classification": "text-classification",
-    "zero-shot-classification": "zero-shot-classification",
-    "token-classification": "token-classification",
-    "text-generation": "text-generation",
-    "conversational": "text-generation",
-    "feature-extraction": "feature-extraction",
-    "sentence-similarity": "feature-extraction",
-    "image-classification": "image-classification",
-    "object-detection": "object-detection",
-    "image-segmentation": "image-segmentation",
-    "depth-estimation": "depth-estimation",
-    "automatic-speech-recognition": "automatic-speech-recognition",
-    "audio-classification": "audio-classification",
-    "text-to-speech": "text-to-audio",
-    "fill-mask": "fill-mask",
-    "zero-shot-image-classification": "zero-shot-image-classification",
-    "image-text-to-text": "image-text-to-text",
-    "table-question-answering": "table-question-answering",
-    "document-question-answering": "document-question-answering",
-}
-"""Our task type -> the transformers 5 pipeline that runs it."""
-_EMBEDDING_TASKS = ("feature-extraction", "sentence-similarity")
-"""Tasks that load a sentence-transformers model (a ``modules.json``) with
-``SentenceTransformer`` rather than a pipeline."""
-_MODEL_CLASSES = {
-    **dict.fromkeys(_SEQ2SEQ_TASKS, "AutoModelForSeq2SeqLM"),
-    "question-answering": "AutoModelForQuestionAnswering",
-    "image-to-text": "AutoModelForImageTextToText",
-    "visual-question-answering": "AutoModelForVisualQuestionAnswering",
-    "image-to-image": "AutoModelForImageToImage",
-}
-"""Our task type -> the transformers auto class that loads its model, for the rest."""
-_LOADERS: dict[str, Callable[[str, str, bool], Any]] = {}
-"""Task type -> a loader for models of another library (diffusers, skops), registered by
-their adapters with :func:`register_loader`; called with (model id, local path, trust)."""
+Extra = Literal["tokenizer", "processor", "image-processor", "tokenizer+image-processor"]
 
 
-def register_loader(task: str, loader: Callable[[str, str, bool], Any]) -> None:
-    """Load ``task``'s models with ``loader`` instead of transformers. The loader gets the
-    model id, its local directory and whether the card allows shipped code, and returns
-    what the adapter runs; it goes through the same cache and locks as every load."""
-    _LOADERS[task] = loader
+@dataclass(frozen=True)
+class Loading:
+    """How a task type's models load: a transformers 5 ``pipeline`` where one runs the
+    task, else the ``model_class`` (a transformers auto class) with its ``extra``
+    (a tokenizer, a processor, an image processor, or a tokenizer and an image
+    processor: a :class:`_Bundle`); ``embeddings``: a sentence-transformers model (a
+    ``modules.json``) loads as a ``SentenceTransformer``; ``loader``: another
+    library's loader (diffusers, skops), called with (model id, local path, trust).
+    Task types that load alike share cache entries."""
+
+    pipeline: str | None = None
+    model_class: str | None = None
+    extra: Extra = "tokenizer"
+    embeddings: bool = False
+    loader: Callable[[str, str, bool], Any] | None = None
+    libraries: frozenset[str] = frozenset({"transformers"})
+    """The libraries (as the Hub's ``library_name`` says) whose models it loads."""
+
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """One task type's tool in this backend, and how its models load."""
+
+    tool: Callable[..., Any]
+    loading: Loading
+    deterministic: bool | None = None
+    """True for a generative task run greedily or with a fixed seed (its results may be
+    reused); None: the task type's own declaration says."""
+
+
+ADAPTERS: dict[str, Adapter] = {}
+"""Task type -> its adapter, as the adapters' modules register them (:func:`adapter`)."""
+_SHARED: dict[Loading, str] = {}
+"""Each way of loading -> the first task type registered with it: task types that load
+alike (the sequence-to-sequence ones, text generation and chat) share cache entries,
+keyed by that task type."""
+
+
+def adapter(task: str, loading: Loading, *, deterministic: bool | None = None
+            ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as this backend's tool for ``task``."""
+    def register(tool: Callable[..., Any]) -> Callable[..., Any]:
+        ADAPTERS[task] = Adapter(tool, loading, deterministic)
+        _SHARED.setdefault(loading, task)
+        return tool
+    return register
+
+
+def _loading(task: str) -> Loading:
+    if task not in ADAPTERS:
+        raise ToolExecutionError(f"the local backend does not run {task}")
+    return ADAPTERS[task].loading
+
+
+def _load_key(task: str) -> str:
+    return _SHARED[_loading(task)]
 
 
 # ----------------------------------------------------------------------------- the cache
@@ -173,44 +192,36 @@ class _Bundle:
     processor: Any = None
 
 
-def _load_key(task: str) -> str:
-    """Tasks that load a model the same way share cache entries."""
-    if task in _SEQ2SEQ_TASKS:
-        return "text2text-generation"
-    return _PIPELINE_TASKS.get(task, task)
-
-
 def _load_uncached(task: str, model_id: str) -> Any:
     """Load what ``task`` needs for ``model_id`` from local files only."""
+    how = _loading(task)
     path = _local_path(task, model_id)  # a download first, before torch is imported
     device, dtype = device_and_dtype()
     trust = _trust_remote_code(task, model_id)
-    if task in _LOADERS:
-        return _LOADERS[task](model_id, path, trust)
+    if how.loader is not None:
+        return how.loader(model_id, path, trust)
     import transformers as tf
 
-    if task in _EMBEDDING_TASKS and (Path(path) / "modules.json").is_file():
+    if how.embeddings and (Path(path) / "modules.json").is_file():
         return _sentence_transformer(path, device, dtype, trust)
-    if task in _PIPELINE_TASKS:
+    if how.pipeline is not None:
         # A local directory: the pipeline reads files only (it forwards a
         # ``local_files_only`` argument to pipeline classes that reject it).
         make_pipeline: Callable[..., Any] = tf.pipeline
-        return make_pipeline(_PIPELINE_TASKS[task], model=path, device=device, dtype=dtype,
+        return make_pipeline(how.pipeline, model=path, device=device, dtype=dtype,
                              trust_remote_code=trust)
-
-    if task not in _MODEL_CLASSES:
-        raise ToolExecutionError(f"the local backend does not run {task}")
+    if how.model_class is None:
+        raise ToolExecutionError(f"the local backend does not say how {task} models load")
     options: dict[str, Any] = {"local_files_only": True, "trust_remote_code": trust}
-    auto_class = getattr(tf, _MODEL_CLASSES[task])
-    model: Any = auto_class.from_pretrained(path, dtype=dtype, **options)
+    model: Any = getattr(tf, how.model_class).from_pretrained(path, dtype=dtype, **options)
     model = model.to(device).eval()
-    if task == "visual-question-answering":  # a processor takes the image and the question
+    if how.extra == "processor":  # one processor takes, say, the image and the question
         processor = tf.AutoProcessor.from_pretrained(path, **options)
         return _Bundle(model, getattr(processor, "tokenizer", None), processor)
-    if task == "image-to-image":  # pixels in, pixels out: an image processor only
+    if how.extra == "image-processor":  # pixels in, pixels out
         return _Bundle(model, None, tf.AutoImageProcessor.from_pretrained(path, **options))
     tokenizer = tf.AutoTokenizer.from_pretrained(path, **options)
-    if task == "image-to-text":
+    if how.extra == "tokenizer+image-processor":
         return _Bundle(model, tokenizer, tf.AutoImageProcessor.from_pretrained(path, **options))
     return _Bundle(model, tokenizer)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.errors import ToolExecutionError
-from hugginggpt.tools.experts.local.models import _running
+from hugginggpt.tools.experts.local.models import Loading, _running, adapter
 from hugginggpt.tools.experts.local.outputs import MAX_NEW_TOKENS
 from hugginggpt.tools.experts.local.vision import _open_image
 from hugginggpt.tools.experts.registry import ToolContext
@@ -49,6 +49,8 @@ def _candidates(labels: str) -> list[str]:
     return found
 
 
+@adapter("zero-shot-image-classification",
+         Loading(pipeline="zero-shot-image-classification"))
 def zero_shot_image_classification(image: Path, labels: str, model: str) -> list[dict[str, Any]]:
     """The candidate labels (comma-separated) ranked for an image by image-text
     similarity, best first."""
@@ -59,6 +61,7 @@ def zero_shot_image_classification(image: Path, labels: str, model: str) -> list
     return [{"label": str(o["label"]), "score": round(float(o["score"]), 6)} for o in out]
 
 
+@adapter("image-text-to-text", Loading(pipeline="image-text-to-text"))
 def image_text_to_text(image: Path, model: str, text: str | None = None) -> str:
     """A vision-language model's reply to an instruction or question about the image
     (by default, a description), through its chat template."""
@@ -110,6 +113,8 @@ def _ocr_word_boxes(picture: Any) -> list[tuple[str, list[int]]]:
     return words
 
 
+@adapter("document-question-answering",
+         Loading(pipeline="document-question-answering"))
 def document_question_answering(image: Path, question: str, model: str) -> str:
     """The answer to a question about a document image (a scan, a receipt, a form).
 
@@ -131,6 +136,8 @@ def document_question_answering(image: Path, question: str, model: str) -> str:
     return str(answers[0]["answer"]).strip()
 
 
+@adapter("image-to-image",
+         Loading(model_class="AutoModelForImageToImage", extra="image-processor"))
 def image_to_image(image: Path, model: str, ctx: ToolContext,
                    text: str | None = None) -> Path:
     """The image restored or upscaled (Swin2SR-style models), as a PNG. These models

@@ -12,13 +12,14 @@ from typing import Any
 
 from hugginggpt.tools.audio import read_audio, write_wav
 from hugginggpt.tools.experts.local.audio import _audio_input
-from hugginggpt.tools.experts.local.models import _running
+from hugginggpt.tools.experts.local.models import Loading, _running, adapter
 from hugginggpt.tools.experts.local.outputs import MAX_TOP_K, _labels
 from hugginggpt.tools.experts.registry import ToolContext
 
 __all__ = ["automatic_speech_recognition", "audio_classification", "text_to_speech"]
 
 
+@adapter("automatic-speech-recognition", Loading(pipeline="automatic-speech-recognition"))
 def automatic_speech_recognition(audio: Path, model: str) -> str:
     """The transcript of a recording."""
     recording = read_audio(audio)
@@ -29,6 +30,7 @@ def automatic_speech_recognition(audio: Path, model: str) -> str:
     return str(out["text"]).strip()
 
 
+@adapter("audio-classification", Loading(pipeline="audio-classification"))
 def audio_classification(audio: Path, model: str) -> list[dict[str, Any]]:
     """What a recording contains (a keyword, a sound, a language), best first."""
     recording = read_audio(audio)
@@ -36,6 +38,7 @@ def audio_classification(audio: Path, model: str) -> list[dict[str, Any]]:
         return _labels(pipe(_audio_input(pipe, recording), top_k=MAX_TOP_K))
 
 
+@adapter("text-to-speech", Loading(pipeline="text-to-audio"))
 def text_to_speech(text: str, model: str, ctx: ToolContext) -> Path:
     """The text read aloud, as a 16-bit mono WAV file."""
     with _running("text-to-speech", model) as pipe:

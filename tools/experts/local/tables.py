@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.errors import ToolExecutionError
-from hugginggpt.tools.experts.local.models import _running, register_loader
+from hugginggpt.tools.experts.local.models import Loading, _running, adapter
 
 __all__ = ["MAX_TABLE_ROWS", "TRUSTED_PREFIXES", "read_table", "table_question_answering",
            "tabular_classification"]
@@ -52,6 +52,7 @@ def read_table(table: Path) -> tuple[list[str], list[list[str]]]:
     return header, [[cell.strip() for cell in row] for row in body]
 
 
+@adapter("table-question-answering", Loading(pipeline="table-question-answering"))
 def table_question_answering(table: Path, question: str, model: str) -> str:
     """The answer to a question about a CSV table: the cells the model selects, or
     their count, sum or average when the model says so (TAPAS fine-tuned on WTQ)."""
@@ -98,7 +99,6 @@ def _load_skops(model_id: str, path: str, trust: bool) -> _Estimator:
     return _Estimator(model, columns)
 
 
-register_loader("tabular-classification", _load_skops)
 
 
 def _number(cell: str) -> Any:
@@ -108,6 +108,8 @@ def _number(cell: str) -> Any:
         return cell
 
 
+@adapter("tabular-classification",
+         Loading(loader=_load_skops, libraries=frozenset({"sklearn"})))
 def tabular_classification(table: Path, model: str) -> list[dict[str, Any]]:
     """One predicted label per row of a CSV table (with its probability when the model
     gives one). The table needs the columns the model was trained on; others are ignored.

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.errors import ToolExecutionError
-from hugginggpt.tools.experts.local.models import _running
+from hugginggpt.tools.experts.local.models import Loading, _running, adapter
 from hugginggpt.tools.experts.local.outputs import MAX_NEW_TOKENS, MAX_TOP_K, _labels
 from hugginggpt.tools.experts.registry import ToolContext
 
@@ -42,6 +42,7 @@ def _open_image(path: Path) -> Any:
         raise ToolExecutionError(f"cannot read the image {path.name}: {exc}") from exc
 
 
+@adapter("image-classification", Loading(pipeline="image-classification"))
 def image_classification(image: Path, model: str) -> list[dict[str, Any]]:
     """What the image shows: labels, best first, with scores."""
     picture = _open_image(image)
@@ -53,6 +54,7 @@ _COLORS = [(230, 25, 75), (60, 180, 75), (255, 225, 25), (0, 130, 200), (245, 13
            (145, 30, 180), (70, 240, 240), (240, 50, 230), (210, 245, 60), (250, 190, 212)]
 
 
+@adapter("object-detection", Loading(pipeline="object-detection"))
 def object_detection(image: Path, model: str, ctx: ToolContext) -> dict[str, Any]:
     """The objects found (label, score, box in pixels) and the image with them drawn."""
     from PIL import ImageDraw
@@ -77,6 +79,7 @@ def object_detection(image: Path, model: str, ctx: ToolContext) -> dict[str, Any
     return {"image": path, "objects": objects}
 
 
+@adapter("image-segmentation", Loading(pipeline="image-segmentation"))
 def image_segmentation(image: Path, model: str, ctx: ToolContext) -> dict[str, Any]:
     """A colour-coded segment map over the image, and the segments (label, score, area)."""
     import numpy as np
@@ -100,6 +103,7 @@ def image_segmentation(image: Path, model: str, ctx: ToolContext) -> dict[str, A
     return {"image": path, "segments": segments}
 
 
+@adapter("depth-estimation", Loading(pipeline="depth-estimation"))
 def depth_estimation(image: Path, model: str, ctx: ToolContext) -> Path:
     """A depth map as a grey image: the model's prediction scaled to 0-255 (for
     relative-depth models such as DPT and Depth Anything, brighter is nearer)."""
@@ -111,6 +115,8 @@ def depth_estimation(image: Path, model: str, ctx: ToolContext) -> Path:
     return path
 
 
+@adapter("image-to-text", Loading(model_class="AutoModelForImageTextToText",
+                                  extra="tokenizer+image-processor"))
 def image_to_text(image: Path, model: str) -> str:
     """A caption for the image (or its text, for OCR models), generated from pixels."""
     picture = _open_image(image)
@@ -121,6 +127,8 @@ def image_to_text(image: Path, model: str) -> str:
         return str(bundle.tokenizer.decode(output[0], skip_special_tokens=True)).strip()
 
 
+@adapter("visual-question-answering",
+         Loading(model_class="AutoModelForVisualQuestionAnswering", extra="processor"))
 def visual_question_answering(image: Path, question: str, model: str) -> str:
     """The answer to a question about an image: generated, or the best of the model's
     answer classes (ViLT)."""

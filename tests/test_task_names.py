@@ -1,0 +1,42 @@
+"""Where task types are named (issue 27's target, ``scripts/task_names.py``): each backend
+names a task type in one module at most, and outside the backends and the declarations
+only the files still to be moved onto the declarations do; no other file starts to."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+
+import task_names  # noqa: E402
+
+STILL_NAMING = {
+    "nodes/planning/steps.py", "nodes/planning/offline.py", "nodes/planning/clauses.py",
+    "nodes/planning/runnable.py", "nodes/planning/cues.py", "nodes/intent.py",
+    "nodes/prompts.py", "tools/experts/confidence.py", "hugginggpt/demo.py",
+    "tools/llm/config.py", "tools/llm/client.py",
+}
+"""Files outside the backends that name a task type today (the planner's rules, the
+confidence thresholds, the demo; in the LLM client, a word shared with a task's name).
+The list only shrinks."""
+
+
+def test_every_task_type_is_found_declared():
+    found = task_names.namers()
+    from hugginggpt.tools.experts.tasks import task_types
+
+    assert set(found) == {t.name for t in task_types()}
+    assert all(any(f.startswith(task_names.DECLARATIONS) for f in files)
+               for files in found.values())
+
+
+def test_each_backend_names_a_task_type_in_one_module_at_most():
+    assert {task: missed for task, files in task_names.namers().items()
+            if (missed := [m for m in task_names.misses(files) if "modules in" in m])} == {}
+
+
+def test_no_other_file_names_a_task_type():
+    outside = {f for files in task_names.namers().values() for f in files
+               if not f.startswith((*task_names.BACKENDS, task_names.DECLARATIONS))}
+    assert outside <= STILL_NAMING
