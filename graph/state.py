@@ -29,6 +29,7 @@ __all__ = [
     "Candidate",
     "Selection",
     "Attempt",
+    "Failure",
     "SubtaskResult",
     "Approval",
     "Streamed",
@@ -154,6 +155,26 @@ class Attempt(BaseModel):
     """Served from the result cache: no tool was called (``latency_s`` is the lookup's)."""
 
 
+class Failure(BaseModel):
+    """Why a subtask did not finish, in fields: the answer is written from them, never
+    from a message's text."""
+
+    reason: str
+    """What went wrong, whole: no exception type, no list of models tried."""
+    error_type: str | None = None
+    """The exception's class (``ToolTimeoutError``, ``ArgumentError``, ...), None when
+    nothing was raised (a skip, no model to run)."""
+    dependency: int | None = None
+    """The subtask it was skipped for (its id)."""
+    dependency_ended: str | None = None
+    """How that one ended: ``failed``, ``skipped``, or ``unusable`` (done, but too unsure
+    for a later step to run on)."""
+    tried: list[str] = Field(default_factory=list)
+    """The models tried, each once, in order."""
+    tried_types: list[str] = Field(default_factory=list)
+    """The errors the models tried raised (their classes, each once)."""
+
+
 class SubtaskResult(BaseModel):
     """How a subtask ended. Outputs are inline text and numbers, or artifact refs."""
 
@@ -166,6 +187,9 @@ class SubtaskResult(BaseModel):
     attempts: int = 0
     attempt_log: list[Attempt] = Field(default_factory=list)
     error: str | None = None
+    """The failure as one line (``Type: message [tried: ...]``), for logs and traces."""
+    failure: Failure | None = None
+    """The failure in fields, for the answer."""
     latency_s: float = 0.0
     endpoint: str | None = None
     """Where the model ran, when its id does not say: the LLM endpoint that answered a
@@ -382,7 +406,8 @@ class OutputState(BaseModel):
 
 
 STATE_TYPES: tuple[type[BaseModel], ...] = (
-    ChatTurn, Subtask, Candidate, Selection, Attempt, SubtaskResult, Approval, Streamed,
+    ChatTurn, Subtask, Candidate, Selection, Attempt, Failure, SubtaskResult, Approval,
+    Streamed,
     LLMCall, Confidence,
     InputState, State, OutputState,
 )

@@ -22,7 +22,7 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
 from hugginggpt.graph.context import Context, context_of
-from hugginggpt.graph.state import ChatTurn, State, SubtaskResult, outcome, streamed_for
+from hugginggpt.graph.state import ChatTurn, Failure, State, SubtaskResult, outcome, streamed_for
 from hugginggpt.nodes.conversation import reply_messages
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
@@ -176,7 +176,8 @@ def unrun_results(state: State, why: str) -> dict[int, SubtaskResult]:
         selection = state.selections.get(st.id)
         reason = f"; {selection.reason}" if selection and not selection.model else ""
         missing[st.id] = SubtaskResult(id=st.id, task=st.task, status="skipped",
-                                       error=f"not run: {why}{reason}")
+                                       error=f"not run: {why}{reason}",
+                                       failure=Failure(reason=f"{why}{reason}"))
     return missing
 
 

@@ -42,7 +42,15 @@ from typing import Any
 from langgraph.config import get_stream_writer
 
 from hugginggpt.graph.context import Context
-from hugginggpt.graph.state import Selection, State, Streamed, Subtask, SubtaskResult, subtask_keys
+from hugginggpt.graph.state import (
+    Failure,
+    Selection,
+    State,
+    Streamed,
+    Subtask,
+    SubtaskResult,
+    subtask_keys,
+)
 from hugginggpt.nodes.execution.board import DEADLINE_GRACE_S, Board
 from hugginggpt.nodes.execution.jobs import make_jobs
 from hugginggpt.nodes.execution.subtasks import result_calls, run_subtask, start_subtask
@@ -218,7 +226,9 @@ def _outcome(future: Any, subtask: Subtask) -> dict[str, Any]:
     if future.cancelled() or future.exception() is not None:
         error = "cancelled" if future.cancelled() else repr(future.exception())
         return SubtaskResult(id=subtask.id, task=subtask.task, status="failed",
-                             error=f"internal error: {error}").model_dump(mode="json")
+                             error=f"internal error: {error}",
+                             failure=Failure(reason=f"internal error: {error}")
+                             ).model_dump(mode="json")
     return dict(future.result())
 
 

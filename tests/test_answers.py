@@ -15,6 +15,7 @@ from hugginggpt.graph.context import Context
 from hugginggpt.graph.state import (
     Attempt,
     Candidate,
+    Failure,
     Selection,
     State,
     Subtask,
@@ -242,14 +243,20 @@ def test_long_texts_are_clipped_saying_where_the_whole_is():
         "artifacts/t1/5e5e.txt)")
 
 
-def _failed(task: str, error: str, status: str = "failed", **extra: Any) -> SubtaskResult:
-    return SubtaskResult(id=0, task=task, status=status, error=error, **extra)
+def _failed(task: str, failure: Failure, status: str = "failed", **extra: Any
+            ) -> SubtaskResult:
+    """A result that did not finish; its one-line error is for logs, the answer reads
+    the failure's fields."""
+    return SubtaskResult(id=0, task=task, status=status, error="(for logs only)",
+                         failure=failure, **extra)
 
 
 def test_a_failure_says_why_shortened_and_what_to_do():
     timeout = _failed(
-        "translation", "ToolTimeoutError: no result within 300s; the call was abandoned "
-        "[tried: Helsinki-NLP/opus-mt-en-fr (ToolTimeoutError)]",
+        "translation", Failure(reason="no result within 300s; the call was abandoned",
+                               error_type="ToolTimeoutError",
+                               tried=["Helsinki-NLP/opus-mt-en-fr"],
+                               tried_types=["ToolTimeoutError"]),
         attempt_log=[Attempt(model="Helsinki-NLP/opus-mt-en-fr", backend="local", ok=False,
                              error="no result within 300s", error_type="ToolTimeoutError")])
     plan = [Subtask(id=0, task="translation", args={"text": "hi", "tgt_lang": "fr"})]
@@ -258,9 +265,10 @@ def test_a_failure_says_why_shortened_and_what_to_do():
         "raise the time a model may take with --subtask-timeout (or "
         "HUGGINGGPT_SUBTASK_TIMEOUT), or try a faster model or another --backend.")
 
-    no_text = _failed("image-to-text", "ToolExecutionError: lite/rapidocr found no text in "
-                      "cat.png: it reads text and cannot describe what a picture shows "
-                      "[tried: lite/rapidocr (ToolExecutionError), org/b (ToolOutputError)]")
+    no_text = _failed("image-to-text", Failure(
+        reason="lite/rapidocr found no text in cat.png: it reads text and cannot describe "
+               "what a picture shows", error_type="ToolExecutionError",
+        tried=["lite/rapidocr", "org/b"], tried_types=["ToolExecutionError", "ToolOutputError"]))
     plan = [Subtask(id=0, task="image-to-text", args={"image": "cat.png"})]
     assert template_answer(plan, {0: no_text}, "", []) == (
         "Reading the image failed (after trying 2 models): lite/rapidocr found no text in "
@@ -271,16 +279,18 @@ def test_a_failure_says_why_shortened_and_what_to_do():
                 "catalog is in the cache); use --dry-run to simulate it, or another "
                 "--backend; --download yes fetches facebook/mms-tts-eng (145 MB)")
     plan = [Subtask(id=0, task="text-to-speech", args={"text": "hi"})]
-    said = template_answer(plan, {0: _failed("text-to-speech", no_model)}, "", [])
+    said = template_answer(plan, {0: _failed("text-to-speech", Failure(reason=no_model))},
+                           "", [])
     assert said == f"Reading the text aloud failed: {no_model}."  # its own hints, no more
 
-    noisy = _failed("summarization", "ToolExecutionError: " + "x" * 1000)
+    noisy = _failed("summarization", Failure(reason="x" * 1000, error_type="ToolExecutionError"))
     said = template_answer([Subtask(id=0, task="summarization", args={"text": "t"})],
                            {0: noisy}, "", [])
     # whole (issue 25): the user reads all of a long message; only a pathological one
     # (beyond MAX_MESSAGE characters) is cut
     assert "x" * 1000 in said and "truncated" not in said and "Traceback" not in said
-    huge = _failed("summarization", "ToolExecutionError: " + "y" * (MAX_MESSAGE + 50))
+    huge = _failed("summarization", Failure(reason="y" * (MAX_MESSAGE + 50),
+                                            error_type="ToolExecutionError"))
     said = template_answer([Subtask(id=0, task="summarization", args={"text": "t"})],
                            {0: huge}, "", [])
     assert "y" * MAX_MESSAGE + " ...(truncated)" in said and "y" * (MAX_MESSAGE + 1) not in said
@@ -293,11 +303,13 @@ def test_several_steps_have_a_lead_and_a_skipped_one_names_the_step_it_waited_fo
             Subtask(id=2, task="text-to-speech", dep=[1], args={"text": "<GENERATED>-1"}),
             Subtask(id=3, task="summarization", args={"text": "A long text."})]
     results = {
-        0: _failed("image-to-text", "ArgumentError: scan.png: no such file"),
-        1: _failed("text-classification", "skipped: dependency 0 (image-to-text) failed: "
-                   "ArgumentError: scan.png: no such file", status="skipped"),
-        2: _failed("text-to-speech", "skipped: dependency 1 (text-classification) skipped: "
-                   "...", status="skipped"),
+        0: _failed("image-to-text", Failure(reason="scan.png: no such file",
+                                            error_type="ArgumentError")),
+        1: _failed("text-classification", Failure(reason="scan.png: no such file",
+                                                  dependency=0, dependency_ended="failed"),
+                   status="skipped"),
+        2: _failed("text-to-speech", Failure(reason="...", dependency=1,
+                                             dependency_ended="skipped"), status="skipped"),
         3: SubtaskResult(id=3, task="summarization", status="done", model="m", backend="local",
                          outputs={"text": "A text."}),
     }

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hugginggpt.graph.state import Attempt, ResultStatus
+from hugginggpt.graph.state import Attempt, Failure, ResultStatus
 from hugginggpt.nodes.execution.arguments import resolve_inputs
 from hugginggpt.nodes.execution.cache import (
     CacheSettings,
@@ -61,19 +61,30 @@ CONFIDENCE_KEY = "__confidence__"
 declares an output by this name)."""
 
 
-def _skip_reason(job: Job, deps: dict[int, dict[str, Any]]) -> str | None:
+def _skip_reason(job: Job, deps: dict[int, dict[str, Any]]) -> Failure | None:
     """Why the subtask cannot run on its dependencies' results: one did not finish, or
     finished too unsure to be used (under its confidence floor)."""
     for dep_id in job.dep:
         dep = deps[dep_id]
         if dep["status"] != "done":
-            why = dep.get("error") or dep["status"]
-            return f"skipped: dependency {dep_id} ({dep['task']}) {dep['status']}: {why}"
+            why = (dep.get("failure") or {}).get("reason") or dep.get("error") or dep["status"]
+            return Failure(reason=why, dependency=dep_id, dependency_ended=dep["status"])
         confidence = dep.get("confidence") or {}
         if confidence.get("unusable"):
-            return (f"skipped: dependency {dep_id} ({dep['task']}) unusable: "
-                    f"{confidence.get('uncertain')}")
+            return Failure(reason=str(confidence.get("uncertain")), dependency=dep_id,
+                           dependency_ended="unusable")
     return None
+
+
+def _skipped_line(failure: Failure, deps: dict[int, dict[str, Any]]) -> str:
+    dep = failure.dependency
+    task = deps[dep]["task"] if dep is not None else "?"
+    return f"skipped: dependency {dep} ({task}) {failure.dependency_ended}: {failure.reason}"
+
+
+def failure_of(exc: BaseException) -> Failure:
+    """An exception as a failure's fields: its message (without secrets) and its class."""
+    return Failure(reason=describe_error(exc).partition(": ")[2], error_type=type(exc).__name__)
 
 
 def _confidence(job: Job, task_type: TaskType, tool: Tool, model: str,
@@ -133,13 +144,14 @@ def _emit_end(job: Job, emit: Emit, status: ResultStatus, error: str) -> None:
 def _failed_inputs(job: Job, exc: Exception, emit: Emit) -> dict[str, Any]:
     error = describe_error(exc)
     _emit_end(job, emit, "failed", error)
-    return result(job, "failed", error=error)
+    return result(job, "failed", error=error, failure=failure_of(exc))
 
 
 def not_started(job: Job, emit: Emit, what: str) -> dict[str, Any]:
-    error = describe_error(run_time_limit(job, what))
+    limit = run_time_limit(job, what)
+    error = describe_error(limit)
     _emit_end(job, emit, "skipped", error)
-    return result(job, "skipped", error=error)
+    return result(job, "skipped", error=error, failure=failure_of(limit))
 
 
 async def _cache_key(job: Job, tool: Tool, model: str, backend: str,
@@ -221,12 +233,14 @@ def _none_reads(log: list[Attempt]) -> str | None:
 async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict[str, Any]:
     """The per-subtask state machine: skip, or try models with retries, then fail; all
     within the run's deadline."""
-    if (reason := _skip_reason(job, deps)) is not None:
-        _emit_end(job, emit, "skipped", reason)
-        return result(job, "skipped", error=reason)
+    if (skip := _skip_reason(job, deps)) is not None:
+        line = _skipped_line(skip, deps)
+        _emit_end(job, emit, "skipped", line)
+        return result(job, "skipped", error=line, failure=skip)
     if not job.candidates:
         _emit_end(job, emit, "failed", job.no_model_reason)
-        return result(job, "failed", error=job.no_model_reason)
+        return result(job, "failed", error=job.no_model_reason,
+                      failure=Failure(reason=job.no_model_reason))
     if remaining_s(job) <= 0:
         return not_started(job, emit, "before this subtask could start")
 
@@ -332,18 +346,25 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
             break
 
     last = log[-1] if log else None
-    tried = ", ".join(dict.fromkeys(f"{a.model} ({a.error_type})" for a in log if not a.ok))
+    failed = [a for a in log if not a.ok]
     if stopped is not None:
-        error = describe_error(stopped)
+        failure = failure_of(stopped)
     elif (unread := _none_reads(log)) is not None:
-        error = unread
+        failure = Failure(reason=unread, error_type="CannotRead")
+    elif last is not None:
+        failure = Failure(reason=last.error or NO_MESSAGE, error_type=last.error_type)
     else:
-        error = f"{last.error_type}: {last.error}" if last else "no candidate model"
-    error += f" [tried: {tried}]" if tried else ""
+        failure = Failure(reason="no candidate model")
+    failure.tried = list(dict.fromkeys(a.model for a in failed))
+    failure.tried_types = list(dict.fromkeys(a.error_type for a in failed if a.error_type))
+    tried = ", ".join(dict.fromkeys(f"{a.model} ({a.error_type})" for a in failed))
+    typed = failure.error_type not in (None, "CannotRead")
+    error = (f"{failure.error_type}: " if typed else "") + failure.reason + (
+        f" [tried: {tried}]" if tried else "")
     _emit_end(job, emit, "failed", error)
     return result(job, "failed", model=last.model if last else None,
                    backend=last.backend if last else None, attempts=len(log),
-                   attempt_log=log, error=error,
+                   attempt_log=log, error=error, failure=failure,
                    latency_s=round(time.monotonic() - started, 4))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from langgraph.config import get_stream_writer
 from langgraph.func import task
 
+from hugginggpt.graph.state import Failure
 from hugginggpt.nodes.execution.attempts import Emit, not_started, run_job
 from hugginggpt.nodes.execution.board import Board, dependency_wait_s
 from hugginggpt.nodes.execution.jobs import Job, result
@@ -94,11 +95,13 @@ def post_when_done(board: Board, job: Job) -> Callable[[Any], None]:
     def post(future: Any) -> None:
         if future.cancelled() or future.exception() is not None:
             error = "cancelled" if future.cancelled() else repr(future.exception())
-            board.post(job.id, result(job, "failed", error=f"internal error: {error}"))
+            board.post(job.id, result(job, "failed", error=f"internal error: {error}",
+                                      failure=Failure(reason=f"internal error: {error}")))
         else:
             done = future.result()
             if job.key is not None and done.get("key", job.key) != job.key:
-                board.post(job.id, result(job, "skipped", error=STALE) | {"key": job.key})
+                board.post(job.id, result(job, "skipped", error=STALE,
+                                          failure=Failure(reason=STALE)) | {"key": job.key})
                 return
             if board.llm is not None and done.get("llm_calls"):
                 board.llm.settle(job.id, result_calls([done]))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from hugginggpt.graph.state import Selection, Subtask, SubtaskResult
+from hugginggpt.graph.state import Failure, Selection, Subtask, SubtaskResult
 from hugginggpt.nodes.intent import INTENT_TASKS, card_kind
 from hugginggpt.tools.artifacts import shown_refs
 from hugginggpt.tools.experts.registry import find_tools
@@ -30,9 +30,6 @@ _MAX_ERROR = MAX_MESSAGE
 _MAX_ARG = 120
 
 
-_DEPENDENCY = re.compile(r"^skipped: dependency (\d+) \([^)]*\) (\w+)")
-_TRIED = re.compile(r"\s*\[tried: ([^\]]*)\]\s*$")
-_ERROR_TYPE = re.compile(r"^[A-Z]\w*(?:Error|Exception|Timeout): ")
 _SAYS_WHAT_TO_DO = re.compile(r"--[a-z]|HUGGINGGPT_|export |raise it|set [A-Z_]{4,}")
 _GREETING = re.compile(r"^\W*(hi|hello|hey|hiya|good (morning|afternoon|evening)|bonjour|"
                        r"salut|hola|hallo|guten (tag|morgen)|ciao)\b|你好", re.IGNORECASE)
@@ -139,17 +136,21 @@ def _from_cache(sentence: str) -> str:
     return marked + newline + rest
 
 
-def _short(error: str) -> str:
-    """An error as one sentence, whole: no exception type, no list of models tried."""
-    text = " ".join(_TRIED.sub("", error).split())
-    text = _ERROR_TYPE.sub("", text)
-    return clip(text.rstrip("."), _MAX_ERROR)
+def _failure(result: SubtaskResult) -> Failure:
+    """The result's failure in fields (a result saved before it had them: its error,
+    whole)."""
+    return result.failure or Failure(reason=result.error or result.status)
 
 
-def _what_to_do(result: SubtaskResult, task: str) -> str:
-    error = result.error or ""
-    types = {a.error_type for a in result.attempt_log if a.error_type}
-    if "ToolTimeoutError" in types or error.startswith("ToolTimeoutError"):
+def _short(reason: str) -> str:
+    """A failure's reason as one sentence, whole."""
+    return clip(" ".join(reason.split()).rstrip("."), _MAX_ERROR)
+
+
+def _what_to_do(failure: Failure, task: str) -> str:
+    error = failure.reason
+    types = set(failure.tried_types) | ({failure.error_type} if failure.error_type else set())
+    if "ToolTimeoutError" in types:
         return ("raise the time a model may take with --subtask-timeout (or "
                 "HUGGINGGPT_SUBTASK_TIMEOUT), or try a faster model or another --backend")
     if _SAYS_WHAT_TO_DO.search(error):
@@ -158,7 +159,7 @@ def _what_to_do(result: SubtaskResult, task: str) -> str:
         return (f"use a model that reads its language (hugginggpt models list --task {task} "
                 f"shows each model's languages), or an LLM, which reads most languages: "
                 f"{CONFIGURE_IN_BRIEF}")
-    if error.startswith("ArgumentError"):
+    if failure.error_type == "ArgumentError":
         return "check the input it names"
     return (f"try another --backend, or another model (hugginggpt models list --task "
             f"{task})")
@@ -166,21 +167,21 @@ def _what_to_do(result: SubtaskResult, task: str) -> str:
 
 def _failed(st: Subtask, result: SubtaskResult, steps: dict[int, int]) -> str:
     what = _capital(_noun(st.task))
-    error = result.error or result.status
+    failure = _failure(result)
     if result.status == "skipped":
-        if found := _DEPENDENCY.match(error):
-            dep, how = int(found.group(1)), found.group(2)
-            if how == "unusable":
-                why = error.partition(" unusable: ")[2]
+        if (dep := failure.dependency) is not None:
+            if failure.dependency_ended == "unusable":
                 return (f"{what} was skipped because the result of step "
-                        f"{steps.get(dep, dep + 1)} is too unsure to use: {_short(why)}.")
-            return f"{what} was skipped because step {steps.get(dep, dep + 1)} {how}."
-        return f"{what} did not run: {_short(error.removeprefix('not run: '))}."
-    tried = _TRIED.search(error)
-    models = len(tried.group(1).split(", ")) if tried else 0
+                        f"{steps.get(dep, dep + 1)} is too unsure to use: "
+                        f"{_short(failure.reason)}.")
+            return (f"{what} was skipped because step {steps.get(dep, dep + 1)} "
+                    f"{failure.dependency_ended}.")
+        return f"{what} did not run: {_short(failure.reason)}."
+    models = len(failure.tried)
     after = f" (after trying {models} models)" if models > 1 else ""
-    hint = _what_to_do(result, st.task)
-    return f"{what} failed{after}: {_short(error)}." + (f" To fix it, {hint}." if hint else "")
+    hint = _what_to_do(failure, st.task)
+    return (f"{what} failed{after}: {_short(failure.reason)}."
+            + (f" To fix it, {hint}." if hint else ""))
 
 
 def _step(st: Subtask, results: dict[int, SubtaskResult], steps: dict[int, int],
