@@ -45,7 +45,7 @@ __all__ = ["UsageError", "EXIT_OK", "EXIT_DIFFERENT", "EXIT_USAGE", "EXIT_PARTIA
            "EXIT_FAILED", "EXIT_ABORTED", "EXIT_WAITING", "EXIT_INTERRUPTED", "EXIT_CODES",
            "exit_codes_help", "add_common", "thread_id_arg", "load_plugins", "read_plan",
            "checked", "settings_path", "state_dir", "index_thread", "absolute_checkpoint_url",
-           "saved_settings", "saved_checkpoint_url", "with_credentials", "who"]
+           "saved_settings", "saved_checkpoint_url", "with_credentials", "who", "write_report"]
 
 def add_common(p: argparse.ArgumentParser) -> None:
     """Options of every command that works on a thread."""
@@ -57,6 +57,19 @@ def add_common(p: argparse.ArgumentParser) -> None:
                         "(default: <workspace>/checkpoints.sqlite)")
     p.add_argument("--plugin", action="append", default=[], metavar="MODULE",
                    help="import MODULE first (it may register tools); repeatable")
+
+
+def write_report(args: argparse.Namespace, document: dict[str, Any], text: str) -> None:
+    """An evaluation's report to ``--output`` (JSON, for CI), and the table (or, with
+    ``--json``, the report) printed."""
+    if args.output:
+        output = Path(args.output)
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(json.dumps(document, indent=2, ensure_ascii=False))
+        except OSError as exc:
+            raise UsageError(f"cannot write the report to {output}: {exc}") from exc
+    print(json.dumps(document, indent=2, ensure_ascii=False) if args.json else text)
 
 
 def load_plugins(modules: list[str]) -> None:

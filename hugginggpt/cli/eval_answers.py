@@ -14,14 +14,13 @@ So the planner is ``auto`` with no LLM (the offline planner), the backend ``auto
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from hugginggpt.cli.common import EXIT_OK, UsageError
+from hugginggpt.cli.common import EXIT_OK, UsageError, write_report
 from hugginggpt.evaluation import DatasetError
 from hugginggpt.evaluation.answer_report import AnswerRecord, run_answers
 from hugginggpt.evaluation.answers import AnswerSample, read_answer_samples
@@ -109,12 +108,5 @@ def evaluate_answers(args: argparse.Namespace) -> int:
     with offline_environment():
         report = run_answers(samples, answer_offline, on_record=progress(len(samples)))
     document = report.to_json() | {"dataset": str(args.answers), "split": args.split}
-    if args.output:
-        output = Path(args.output)
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(json.dumps(document, indent=2, ensure_ascii=False))
-        except OSError as exc:
-            raise UsageError(f"cannot write the report to {output}: {exc}") from exc
-    print(json.dumps(document, indent=2, ensure_ascii=False) if args.json else report.format())
+    write_report(args, document, report.format())
     return EXIT_OK

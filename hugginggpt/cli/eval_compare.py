@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from hugginggpt.cli.common import EXIT_OK, UsageError, checked
+from hugginggpt.cli.common import EXIT_OK, UsageError, checked, write_report
 from hugginggpt.cli.eval_answers import offline_environment, progress
 from hugginggpt.evaluation import Sample, run_answers
 from hugginggpt.evaluation.answer_compare import AnswersComparison, AnswersRun
@@ -90,18 +89,6 @@ def _priced(context: Context) -> bool:
     return any(e.cost_per_1m_input or e.cost_per_1m_output for e in endpoints)
 
 
-def _write(args: argparse.Namespace, document: dict[str, Any], text: str) -> None:
-    """The report to ``--output``; the table (or, with ``--json``, the report) printed."""
-    if args.output:
-        output = Path(args.output)
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(json.dumps(document, indent=2, ensure_ascii=False))
-        except OSError as exc:
-            raise UsageError(f"cannot write the report to {output}: {exc}") from exc
-    print(json.dumps(document, indent=2, ensure_ascii=False) if args.json else text)
-
-
 def compare_models(args: argparse.Namespace, samples: list[Sample]) -> int:
     """Run ``samples`` through each ``--llm`` as the planner; print the table (or, with
     ``--json``, the report) and write the report to ``--output``."""
@@ -119,7 +106,7 @@ def compare_models(args: argparse.Namespace, samples: list[Sample]) -> int:
             raise UsageError(f"{label}: {exc}") from exc
     comparison = Comparison(runs)
     document = comparison.to_json() | {"dataset": str(args.dataset), "planner": "llm"}
-    _write(args, document, comparison.format())
+    write_report(args, document, comparison.format())
     return EXIT_OK
 
 
@@ -154,5 +141,5 @@ def compare_answers(args: argparse.Namespace, samples: list[AnswerSample]) -> in
                                priced=_priced(Context(**settings))))
     comparison = AnswersComparison(runs)
     document = comparison.to_json() | {"dataset": str(args.answers), "split": args.split}
-    _write(args, document, comparison.format())
+    write_report(args, document, comparison.format())
     return EXIT_OK

@@ -8,11 +8,9 @@ the models are compared side by side as planners (:mod:`hugginggpt.cli.eval_comp
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
-from hugginggpt.cli.common import EXIT_OK, UsageError, checked
+from hugginggpt.cli.common import EXIT_OK, UsageError, checked, write_report
 from hugginggpt.evaluation import (
     DatasetError,
     Nearness,
@@ -105,12 +103,5 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     report = evaluate(samples, planner, max_subtasks=context.max_subtasks, nearness=nearness)
     document = report.to_json() | {"dataset": str(args.dataset), "planner": args.planner}
-    if args.output:
-        output = Path(args.output)
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(json.dumps(document, indent=2))
-        except OSError as exc:
-            raise UsageError(f"cannot write the report to {output}: {exc}") from exc
-    print(json.dumps(document, indent=2) if args.json else report.format())
+    write_report(args, document, report.format())
     return EXIT_OK
