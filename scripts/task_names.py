@@ -1,6 +1,7 @@
 """Where each task type is named: per task type, the Python files under ``graph/``,
-``nodes/``, ``tools/`` and ``hugginggpt/`` whose code spells its name in a string (or
-an alias as a whole string: ``"chat"`` as a word is not the task), outside docstrings.
+``nodes/``, ``tools/`` and ``hugginggpt/`` whose code spells its name in a string, outside
+docstrings. A one-word name (``translation``) and an alias count only as a whole string:
+"the translation" in a sentence or a pattern of words is not the task.
 
 The target (issue 27): a task type is named only by its declaration outside the backend
 folders (``tools/experts/{local,hf_inference,lite,llm}``), and by at most one module
@@ -61,8 +62,10 @@ def namers() -> dict[str, list[str]]:
     result = {}
     for task, (name, *aliases) in sorted(_declared().items()):
         pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+        whole = {*aliases} | ({name} if "-" not in name else set())
         result[task] = [path for path, strings in sources.items()
-                        if any(pattern.search(s) or s in aliases for s in strings)]
+                        if any(s in whole or ("-" in name and pattern.search(s))
+                               for s in strings)]
     return result
 
 

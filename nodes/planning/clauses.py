@@ -19,10 +19,11 @@ from hugginggpt.nodes.planning.reading import (
     question_in,
     target_languages,
 )
-from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.experts.tasks import Planning, get_task_type
+from hugginggpt.tools.kinds import FILE_KINDS
 
 __all__ = ["Clause", "clauses_of", "stage", "FILE_STAGE", "TEXT_STAGE", "MAKE_STAGE",
-           "REFERS_BACK", "EVERY", "COMBINE", "COMBINING", "GENERATIVE", "SCANNED", "POLITE",
+           "REFERS_BACK", "EVERY", "COMBINE", "planning", "SCANNED", "POLITE",
            "names_languages", "is_quoted_question", "plain_question", "prompt", "makes_text",
            "needs_phrase", "detected_language"]
 
@@ -48,14 +49,10 @@ PROMPT_LEAD = re.compile(
     r"sketch|illustrate|animate)\s+(?:me\s+)?", re.IGNORECASE)
 POLITE = re.compile(r"^(?:(?:please|could you|can you|would you|kindly|hey|hi|ok|okay|now)"
                      r"[\s,]+)+", re.IGNORECASE)
-COMBINING = frozenset({"summarization", "text-generation", "text2text-generation",
-                        "conversational"})
-"""Tasks that may work on several earlier outputs at once ("one summary of both")."""
-GENERATIVE = frozenset({"text-generation", "text2text-generation", "text-to-image",
-                        "text-to-video", "conversational"})
 FILE_STAGE = 0
 TEXT_STAGE = 1
 MAKE_STAGE = 2
+_STAGES = {"file": FILE_STAGE, "text": TEXT_STAGE, "make": MAKE_STAGE}
 
 
 @dataclass
@@ -103,15 +100,20 @@ def clauses_of(masked: Masked) -> list[Clause]:
     return found
 
 
+def planning(task: str) -> Planning:
+    """How the offline planner treats a step of ``task``, as its declaration says."""
+    task_type = get_task_type(task)
+    return task_type.planning if task_type is not None else Planning()
+
+
 def stage(task: str) -> int:
     task_type = get_task_type(task)
     if task_type is None:
         return TEXT_STAGE
-    if any(a.kind in ("image", "audio", "table", "video") for a in task_type.args
-           if a.required):
+    if task_type.planning.stage is not None:
+        return _STAGES[task_type.planning.stage]
+    if any(a.kind in FILE_KINDS for a in task_type.args if a.required):
         return FILE_STAGE
-    if task in ("text-to-speech", "text-to-image", "text-to-video"):
-        return MAKE_STAGE
     return TEXT_STAGE
 
 
@@ -134,7 +136,7 @@ def plain_question(clause: Clause) -> str | None:
 
 def prompt(task: str, clause: Clause) -> str:
     restored = clause.masked.restore(clause.text).strip()
-    if task in ("text-to-image", "text-to-video"):
+    if planning(task).prompt:
         prompt = PROMPT_LEAD.sub("", restored, count=1).strip()
         return prompt or restored
     return POLITE.sub("", restored).strip() or restored

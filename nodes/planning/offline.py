@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from hugginggpt.nodes.planning.bank import BankExample, PlanBank
-from hugginggpt.nodes.planning.clauses import GENERATIVE
+from hugginggpt.nodes.planning.clauses import planning
 from hugginggpt.nodes.planning.cues import cues_in
 from hugginggpt.nodes.planning.reading import (
     PLACEHOLDER,
@@ -29,7 +29,7 @@ from hugginggpt.nodes.planning.reading import (
 )
 from hugginggpt.nodes.planning.steps import Clause, PlanReader, clauses_of
 from hugginggpt.nodes.planning.validation import validate_plan
-from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.experts.tasks import get_task_type, task_types
 from hugginggpt.tools.kinds import DATA_KINDS, REF_RE, generated_ref
 
 __all__ = ["CannotPlanOffline", "OfflinePlan", "adapt", "offline_plan", "MIN_SIMILARITY",
@@ -101,7 +101,7 @@ def adapt(example: BankExample, facts: RequestFacts) -> list[dict[str, Any]]:
                 args[name] = facts.quotes[model.quotes.index(value)]
             elif not facts.quotes and facts.text_files:
                 args[name] = facts.text_files[0]
-            elif not facts.quotes and subtask.get("task") not in GENERATIVE:
+            elif not facts.quotes and not planning(str(subtask.get("task"))).generative:
                 raise CannotPlanOffline(  # the request's own words are not its text
                     f"{subtask.get('task')} needs a text to work on: quote it, paste it after "
                     "a colon, or attach a text file with --file")
@@ -111,8 +111,9 @@ def adapt(example: BankExample, facts: RequestFacts) -> list[dict[str, Any]]:
     return adapted
 
 
-TOLD_BEFORE = frozenset({"text-classification", "zero-shot-classification",
-                         "token-classification", "translation", "text-to-speech"})
+def _told_before() -> set[str]:
+    """The task types whose text may be told before its question, as they declare."""
+    return {t.name for t in task_types() if t.planning.told_before}
 """The steps a question may ask about the text told before it ("... is that positive?",
 "... say that in French"): a summary of the sentence before "summarize this" is no
 summary, and the user more likely forgot to attach the text."""
@@ -154,7 +155,7 @@ def offline_plan(
         works_on_it = any(text in str(value) for item in plan.items
                           for value in (item.get("args") or {}).values())
         tasks = {i["task"] for i in plan.items}
-        if not works_on_it or not tasks <= asked_tasks(retold) & TOLD_BEFORE:
+        if not works_on_it or not tasks <= asked_tasks(retold) & _told_before():
             raise  # not a question about the text before it, or not a step it names
         return plan
 

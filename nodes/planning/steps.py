@@ -37,10 +37,8 @@ from typing import Any
 
 from hugginggpt.nodes.planning.clauses import (
     COMBINE,
-    COMBINING,
     EVERY,
     FILE_STAGE,
-    GENERATIVE,
     MAKE_STAGE,
     POLITE,
     SCANNED,
@@ -53,6 +51,7 @@ from hugginggpt.nodes.planning.clauses import (
     names_languages,
     needs_phrase,
     plain_question,
+    planning,
     prompt,
     stage,
 )
@@ -66,13 +65,21 @@ from hugginggpt.nodes.planning.reading import (
     target_languages,
     text_files_in,
 )
-from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.experts.tasks import get_task_type, task_types
 from hugginggpt.tools.kinds import is_text_file, kind_of_literal
 
 __all__ = ["Clause", "PlanReader", "clauses_of"]
 
-_READERS = (("image", "image-to-text"), ("audio", "automatic-speech-recognition"))
-"""The steps that turn a file into text: OCR or a caption, a transcript."""
+def _readers() -> list[tuple[str, str]]:
+    """(kind, task): the steps that turn a file into text (OCR or a caption, a
+    transcript), images first."""
+    return sorted(((t.planning.reads, t.name) for t in task_types() if t.planning.reads),
+                  key=lambda found: found[0] != "image")
+
+
+def _translator() -> str:
+    """The task a language named as a target asks for."""
+    return next(t.name for t in task_types() if t.planning.into_language)
 
 
 @dataclass
@@ -113,7 +120,7 @@ class PlanReader:
         asks of one clause work on the same input ("the short version, plus every person
         named": both on the transcript), so a step of this clause feeds another only when
         it reads a file (the transcript itself) or the ask is to translate or speak."""
-        chains = task in ("translation", "text-to-speech")
+        chains = planning(task).chains
         return [i for i in self._latest("text") if i < self.clause_start or chains
                 or stage(self.steps[i]["task"]) == FILE_STAGE]
 
@@ -136,7 +143,7 @@ class PlanReader:
             asked.append(("audio-classification" if audio else "text-classification",
                           "language"))
         if not asked and clause.targets and self._has_text(clause):  # "put it in English"
-            asked.append(("translation", ""))
+            asked.append((_translator(), ""))
         if not asked and clause.labels and clause.question:  # "... sport or music?"
             image = "image" in clause.files and not clause.literals
             asked.append(("zero-shot-image-classification" if image
@@ -148,10 +155,17 @@ class PlanReader:
         asked = self._producers(clause, asked)
         if any(t == "zero-shot-classification" for t, _ in asked):
             asked = [(t, i) for t, i in asked if t != "text-classification" or i]
-        if clause.targets and not any(t == "translation" for t, _ in asked):
+        if clause.targets and not any(planning(t).into_language for t, _ in asked):
             asked = self._implied_translation(asked)
-        return sorted(asked, key=lambda ti: stage(ti[0]) if ti[0] != "translation" else (
-            MAKE_STAGE - 0.5 if any(t == "text-to-speech" for t, _ in asked) else TEXT_STAGE))
+        rendered = any(planning(t).renders for t, _ in asked)
+
+        def order(ask: tuple[str, str]) -> float:
+            """A step that works on another ask's output (a translation to be read
+            aloud) runs just before the step that renders it."""
+            if planning(ask[0]).chains and stage(ask[0]) == TEXT_STAGE:
+                return MAKE_STAGE - 0.5 if rendered else TEXT_STAGE
+            return stage(ask[0])
+        return sorted(asked, key=order)
 
     def _refine(self, match: Match, clause: Clause, at_hand: set[str]) -> str | None:
         task = match.task
@@ -216,13 +230,14 @@ class PlanReader:
                  if a.required}
         if "text" not in needs or clause.literals:
             return asked
-        for kind, task in _READERS:
+        readers = _readers()
+        for kind, task in readers:
             if kind in clause.files and kind not in needs:
                 asked = [(task, ""), *asked]
-        if any(k in clause.files for k, _ in _READERS) or self._text_at_hand(clause):
+        if any(k in clause.files for k, _ in readers) or self._text_at_hand(clause):
             return asked
         attached = files_in("", self.attached)  # a file named in another clause is its own
-        for kind, task in _READERS:  # no text at hand: the words are in the attached file
+        for kind, task in readers:  # no text at hand: the words are in the attached file
             if kind in attached and kind not in needs:
                 return [(task, ""), *asked]
         return asked
@@ -234,9 +249,9 @@ class PlanReader:
 
     @staticmethod
     def _implied_translation(asked: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        speaks = any(t == "text-to-speech" for t, _ in asked)
-        writes = any(t not in GENERATIVE and makes_text(t) for t, _ in asked)
-        return [*asked, ("translation", "")] if speaks or writes else asked
+        speaks = any(planning(t).renders for t, _ in asked)
+        writes = any(not planning(t).generative and makes_text(t) for t, _ in asked)
+        return [*asked, (_translator(), "")] if speaks or writes else asked
 
     def _all_texts(self) -> list[int]:
         return list(range(len(self.masked.texts)))
@@ -257,7 +272,7 @@ class PlanReader:
                 continue
             variants = [{**v, arg.name: value} for v in variants for value in values]
         for args in variants:
-            if task == "translation":
+            if planning(task).into_language:
                 args = self._translation_args(args, clause)
             self._append(task, args, intent)
 
@@ -320,15 +335,16 @@ class PlanReader:
                 return files[:1]
             return [f"<GENERATED>-{made[0]}"] if made else None
         made = self._feeding(task)
-        if task in COMBINING and made and COMBINE.search(clause.text):
+        how = planning(task)
+        if how.combines and made and COMBINE.search(clause.text):
             leaves = self._leaves()
             if len(leaves) > 1:
-                if task not in GENERATIVE:
+                if not how.generative:
                     return [" ".join(f"<GENERATED>-{i}" for i in leaves)]
                 restored = clause.masked.restore(clause.text)
                 refs = " and ".join(f"<GENERATED>-{i}" for i in leaves)
                 return [f"{POLITE.sub('', restored).strip()}: {refs}"]
-        if task not in COMBINING and made and EVERY.search(clause.text) and not own:
+        if not how.combines and made and EVERY.search(clause.text) and not own:
             leaves = [i for i in self._leaves() if i in made]
             if len(leaves) > 1:  # "translate both captions": one step each
                 return [f"<GENERATED>-{i}" for i in sorted(leaves)]
@@ -336,22 +352,22 @@ class PlanReader:
             index = (quoted or own)[0]
             self.used_texts.add(index)
             return [texts[index]]
-        if task not in GENERATIVE and (files := self._text_files(
+        if not how.generative and (files := self._text_files(
                 clause, prose=clause.refers_back)) and (  # "the result" is no table
                 self._text_files(clause, own=True) or not made):
             chosen = files if EVERY.search(clause.text) else files[:1]
             self.used_files.update(chosen)
             return chosen
-        if made and (clause.refers_back or not texts or task in ("text-to-speech",)
+        if made and (clause.refers_back or not texts or how.renders
                      or self.used_texts >= set(self._all_texts())):
             return [f"<GENERATED>-{made[0]}"]
         unused = [i for i in self._all_texts() if i not in self.used_texts]
-        if unused and task not in GENERATIVE:
+        if unused and not how.generative:
             self.used_texts.add(unused[0])
             return [texts[unused[0]]]
-        if task == "text-to-speech" and texts:
+        if how.renders and texts:
             return [texts[0]]
-        if task in GENERATIVE or task == "text-to-speech":
+        if how.generative or how.renders:
             return [prompt(task, clause)]
         if made:
             return [f"<GENERATED>-{made[0]}"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from hugginggpt.tools.kinds import DATA_KINDS, TEXT_LIKE, Kind
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Arg",
     "Cue",
+    "Planning",
     "Output",
     "TaskType",
     "register_task_type",
@@ -93,6 +94,41 @@ class Cue:
 
 
 @dataclass(frozen=True)
+class Planning:
+    """How the offline planner treats a task type's step, beyond its arguments.
+
+    Attributes:
+        stage: when its step runs among a clause's asks: ``file`` (reads a file), ``text``
+            (works on text), ``make`` (makes media from text: after the text steps); None:
+            ``file`` when a required argument is a file, else ``text``.
+        reads: the kind of file it turns into text (an image read or captioned, a
+            recording transcribed), so that a text task on such a file runs after it.
+        chains: works on what another ask of the same clause made ("translate it and read
+            it aloud": the translation's output is read).
+        combines: may work on several earlier outputs at once ("one summary of both").
+        generative: makes something new from a prompt, so the request's own words may be
+            its text.
+        renders: puts its text into another medium as it is (reads it aloud): a text at
+            hand, never a prompt.
+        prompt: its text is a description, with its lead words taken off ("an image of a
+            cat": "a cat").
+        into_language: a language a clause names as a target ("into French") asks for it.
+        told_before: a text told before its question ("<a review>. good or bad?") is the
+            text it works on.
+    """
+
+    stage: Literal["file", "text", "make"] | None = None
+    reads: str | None = None
+    chains: bool = False
+    combines: bool = False
+    generative: bool = False
+    renders: bool = False
+    prompt: bool = False
+    into_language: bool = False
+    told_before: bool = False
+
+
+@dataclass(frozen=True)
 class TaskType:
     name: str
     description: str
@@ -106,6 +142,8 @@ class TaskType:
     cues: tuple[Cue, ...] = ()
     """The words that say a request asks for it (none: only an LLM or the example bank
     plans it)."""
+    planning: Planning = field(default_factory=Planning)
+    """How the offline planner treats its step."""
     noun: str = ""
     """What a step of this type is called in a sentence: "the translation" ("The
     translation failed: ..."); empty: "the <name> step"."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import AUDIO, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import AUDIO, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "automatic-speech-recognition",
@@ -22,6 +22,7 @@ TASK = TaskType(
         r"dit|\blo que (?:se )?dice|\bqu[ée] dice|转录|转写|转成文字|转为文字|听写|说了什么"
         r"|语音识别|说的是什么",
         needs="audio", rank=50),),
+    planning=Planning(reads="audio"),
     noun="the transcription",
     say=words.headed_as("Transcript",
                         "No speech was recognised in the recording."),

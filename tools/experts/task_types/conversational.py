@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "conversational",
@@ -16,6 +16,7 @@ TASK = TaskType(
         r"\breply\b|\brespond\b|\bchat ?bot|\bchat with me|\bwhat would you (?:say|reply)"
         r"|\br[ée]pond|\bresponde|\bantworte|回复|回答他|回答她",
         rank=210),),
+    planning=Planning(combines=True, generative=True),
     noun="the reply",
     say=words.headed_as("Reply", "The model gave an empty reply."),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hugginggpt.tools.experts.tasks import IMAGE, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import IMAGE, Cue, Output, Planning, TaskType
 from hugginggpt.tools.experts.words import Finished, headed
 
 
@@ -34,6 +34,7 @@ TASK = TaskType(
         r"|\bwat zegt (?:het|dit|de|deze)\b|\bcosa (?:dice|c'[èe] scritto)"
         r"|写的是什么|写着什么|上面写",
         needs="image", rank=140),),
+    planning=Planning(reads="image"),
     noun="reading the image",
     say=_image_to_text,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "summarization",
@@ -19,6 +19,7 @@ TASK = TaskType(
         r"|\b(?:short|shorter|brief|condensed|quick) (?:version|recap|overview)|\brecap\b"
         r"|总结|摘要|概括|归纳|概述|要点",
         rank=80),),
+    planning=Planning(combines=True),
     noun="the summary",
     say=words.headed_as("Summary", "The summary is empty."),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "text2text-generation",
@@ -16,6 +16,7 @@ TASK = TaskType(
         r"(?:grammar|spelling|typos)|\bproofread|\breformul|\br[ée][ée]cri|\breescrib|\bparafras"
         r"|\bumformulier|\bumschreib|\bkorrigier|改写|润色|重写|改正|改一下",
         rank=190),),
+    planning=Planning(combines=True, generative=True),
     noun="rewriting the text",
     say=words.headed_as("Result", "The model returned an empty text."),
 )

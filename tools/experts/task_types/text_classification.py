@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, Planning, TaskType
 from hugginggpt.tools.lexicon import LANGUAGE_CHOICE, POLAR_CHOICE
 
 _LANGUAGE_ID = (
@@ -31,6 +31,7 @@ TASK = TaskType(
     aliases=("sentiment-analysis",),
     cues=(Cue(_LANGUAGE_ID, intent="language", rank=0),
           Cue(_SENTIMENT, intent="sentiment", rank=180)),
+    planning=Planning(told_before=True),
     noun="the classification",
     say=words.classified(),
 )

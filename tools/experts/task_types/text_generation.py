@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "text-generation",
@@ -17,6 +17,7 @@ TASK = TaskType(
         r"|\bgenerate (?:a |an |some )?(?:text|list|title|name|description|email|letter)"
         r"|\b[ée]cri[rstv]|\bescrib|\bredact|\bschreib|\bverfass|写|编一个|创作|作一首",
         weak=True, rank=250),),
+    planning=Planning(combines=True, generative=True),
     noun="the text generation",
     say=words.headed_as("Generated text", "The model generated nothing."),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "text-to-image",
@@ -19,6 +19,7 @@ TASK = TaskType(
         r" )?(?:imagen|foto)|\bcrea\w* (?:una )?imagen|\bzeichne|\berstell\w* .{0,20}bild"
         r"|\bgeneriere .{0,20}bild|\bmale\b|画|生成.{0,6}(?:图|图片|图像|照片)",
         rank=170),),
+    planning=Planning(stage="make", generative=True, prompt=True),
     noun="generating the image",
     say=words.saved("Image", "image"),
 )

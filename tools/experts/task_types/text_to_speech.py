@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "text-to-speech",
@@ -24,6 +24,7 @@ TASK = TaskType(
         r"|\blies\b.{0,60}\bvor\b|\bl[ée]elo|\blee (?:esto|este|esta|en voz)"
         r"|朗读|读出来|念出来|读给我|念给我|转成语音|语音合成|读一下|念一下|读出",
         rank=60),),
+    planning=Planning(stage="make", chains=True, renders=True, told_before=True),
     noun="reading the text aloud",
     say=words.saved("Speech", "audio"),
 )

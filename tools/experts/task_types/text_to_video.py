@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "text-to-video",
@@ -14,6 +14,7 @@ TASK = TaskType(
     cues=(Cue(
         r"\bvideo\b|\banimation\b|\banimate|\bvid[ée]o|视频|动画",
         rank=160),),
+    planning=Planning(stage="make", generative=True, prompt=True),
     noun="generating the video",
     say=words.saved("Video", "video"),
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Cue, Output, Planning, TaskType
 from hugginggpt.tools.experts.words import MAX_LISTED, Finished, label_items, listed
 
 _GROUPS = {"per": "person", "loc": "location", "org": "organisation", "misc": "other",
@@ -48,6 +48,7 @@ TASK = TaskType(
         r"|\b(?:wer|wen|welche \w+)\b.{0,40}(?:erwähnt|genannt)|\bmentionn[ée]|\bmencionad"
         r"|\bnombrad|提到了谁|提到的|提及",
         rank=10),),
+    planning=Planning(told_before=True),
     noun="finding the entities",
     say=_entities,
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hugginggpt.tools.experts.tasks import TEXT, Arg, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Arg, Cue, Output, Planning, TaskType
 from hugginggpt.tools.experts.words import Finished, headed, language_name
 
 
@@ -25,6 +25,7 @@ TASK = TaskType(
         r"|\bueber?setz|翻译|翻成|译成"
         r"|译为|翻譯|譯成",
         rank=70),),
+    planning=Planning(chains=True, into_language=True, told_before=True),
     noun="the translation",
     say=_translation,
 )

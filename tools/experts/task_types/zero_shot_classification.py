@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import TEXT, Arg, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import TEXT, Arg, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "zero-shot-classification",
@@ -17,6 +17,7 @@ TASK = TaskType(
         r"|\bklassifizier"
         r"|\beinordn|\bkategori|分类|归类|属于哪|属于",
         rank=230),),
+    planning=Planning(told_before=True),
     noun="the classification",
     say=words.best_fit("The best fit is"),
 )
