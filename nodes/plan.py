@@ -289,7 +289,7 @@ def _fallback(exc: BaseException, calls: list[LLMCall]) -> str:
     if isinstance(exc, ReplayedFailureError) and exc.description:
         return exc.description
     if isinstance(exc, LLMCredentialsError):
-        missing = str(exc).partition("cannot be called: ")[2] or str(exc)
+        missing = "; ".join(exc.missing)
         return f"No credentials for the planner LLM: {missing}; this plan was made offline"
     where = f" {calls[-1].llm}" if calls else ""
     if isinstance(exc, LLMNotAnsweringError):  # timed out or refused: say which, and why

@@ -145,7 +145,16 @@ class LLMBudgetError(LLMCallError):
 
 class LLMCredentialsError(LLMCallError):
     """The LLM endpoints lack the key or token they need; no request was made. The
-    message names the environment variable and how to set it."""
+    message names the environment variable and how to set it.
+
+    Attributes:
+        role: the role whose LLM cannot be called.
+        missing: what each endpoint lacks, one sentence each.
+    """
+
+    def __init__(self, message: str, *, role: str = "", missing: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.role, self.missing = role, list(missing) or [message]
 
     @property
     def description(self) -> str:

@@ -137,8 +137,9 @@ def without_missing(config: RoutingConfig, role: Role, missing: dict[str, str], 
         for why in missing.values():
             _log.warning("LLM endpoint skipped for the %s: %s", role, why)
         return replace(config, endpoints=kept)
-    error = LLMCredentialsError(f"the {role} LLM cannot be called: " + "; ".join(
-        missing.values()))
+    error = LLMCredentialsError(
+        f"the {role} LLM cannot be called: " + "; ".join(missing.values()), role=role,
+        missing=missing.values())
     for attempt, endpoint in enumerate(config.for_role(role), 1):
         calls.append(LLMCall(
             role=role, llm=endpoint.label, endpoint=endpoint.name, tier=endpoint.tier,
