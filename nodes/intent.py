@@ -15,7 +15,7 @@ What is hand-written, and what comes from the cards:
 - hand-written: :data:`KIND_WORDS`, a few stems per kind (the kind's name and the
   request words that ask for it; "like" is left out, since "I would like to know which
   language" is not a sentiment question), :data:`RELATED` (an emotion question may fall
-  back to a sentiment model), :data:`INTENT_TASKS`, the words that start a negation, a
+  back to a sentiment model), :func:`asks_a_kind`, the words that start a negation, a
   question or an instruction, and a few stop words;
 - from the cards: a card's kind is the kind whose stems its id and description use most,
   outside negated phrases (the language detector's card "says nothing about
@@ -51,15 +51,18 @@ from hugginggpt.nodes.planning.reading import (
 )
 from hugginggpt.tools.experts.catalog import ModelCard
 from hugginggpt.tools.experts.lite.engines import embed
+from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.languages import BY_NAME
 
-__all__ = ["ASKED_ONLY", "INTENT_TASKS", "KIND_WORDS", "RELATED", "Intent", "card_kind",
+__all__ = ["ASKED_ONLY", "asks_a_kind", "KIND_WORDS", "RELATED", "Intent", "card_kind",
            "cue_words", "focus", "intent_clause", "intent_part", "read_intent"]
 
-INTENT_TASKS = frozenset({"text-classification", "audio-classification",
-                          "image-classification"})
-"""The task types whose name does not say what is classified (zero-shot gets its labels
-from the request, token classification is named entities)."""
+def asks_a_kind(task: str) -> bool:
+    """Whether the task type's name does not say what is classified, as it declares
+    (zero-shot gets its labels from the request, token classification is named
+    entities)."""
+    declared = get_task_type(task)
+    return declared is not None and declared.asks_a_kind
 
 KIND_WORDS: dict[str, tuple[str, ...]] = {
     "sentiment": ("sentiment", "positiv", "positif", "negativ", "negatif", "polarit",
@@ -311,9 +314,9 @@ def _first_cue(words: list[str], stems: frozenset[str]) -> str | None:
 
 def read_intent(request: str, task: str, literals: Sequence[str], description: str,
                 cards: Sequence[ModelCard]) -> Intent:
-    """The clause a subtask serves and, for :data:`INTENT_TASKS`, the kind asked for
+    """The clause a subtask serves and, for :func:`asks_a_kind`, the kind asked for
     (:func:`_asked`; None when the words do not tell)."""
-    if task not in INTENT_TASKS:
+    if not asks_a_kind(task):
         return Intent(intent_clause(request, literals, description))
     offered = cue_words(cards)
     cues = {kind: frozenset(stems) for kind, stems in KIND_WORDS.items()} | offered
@@ -342,7 +345,7 @@ def intent_part(card: ModelCard | None, kind: str | None) -> float | None:
     own = card_kind(card)
     if kind is None:
         return None if own in ASKED_ONLY and card is not None \
-            and card.task in INTENT_TASKS else 0.0
+            and asks_a_kind(card.task) else 0.0
     if own is None:
         return 0.0
     if own == kind:

@@ -13,7 +13,7 @@ import task_names  # noqa: E402
 
 STILL_NAMING = {
     "nodes/planning/steps.py", "nodes/planning/offline.py", "nodes/planning/runnable.py",
-    "nodes/intent.py", "nodes/prompts.py", "tools/experts/confidence.py",
+    "nodes/prompts.py", "tools/experts/confidence.py",
     "hugginggpt/demo.py", "tools/llm/config.py", "tools/llm/client.py",
     "tools/llm/local_chat.py",
 }

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from hugginggpt.graph.state import Failure, Selection, Subtask, SubtaskResult
-from hugginggpt.nodes.intent import INTENT_TASKS, card_kind
+from hugginggpt.nodes.intent import asks_a_kind, card_kind
 from hugginggpt.tools.artifacts import shown_refs
 from hugginggpt.tools.experts.registry import find_tools
 from hugginggpt.tools.experts.tasks import get_task_type
@@ -79,7 +79,7 @@ def _unasked(st: Subtask, result: SubtaskResult, selection: Selection | None) ->
     """What a classifier's result is, when the request did not say what to classify by
     ("classify this ticket"): the sentiment model that answered reads only sentiment,
     which is not a ticket's category; "" when the request asked for a kind."""
-    if st.task not in INTENT_TASKS or selection is None or selection.asked is not None:
+    if not asks_a_kind(st.task) or selection is None or selection.asked is not None:
         return ""
     cards = [card for tool in find_tools(st.task, result.model or "", [result.backend or ""])
              for card in tool.cards if card.id == result.model]

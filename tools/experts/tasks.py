@@ -144,6 +144,10 @@ class TaskType:
     plans it)."""
     planning: Planning = field(default_factory=Planning)
     """How the offline planner treats its step."""
+    asks_a_kind: bool = False
+    """Its name does not say what is classified (sentiment, emotion, a language, a
+    sound): the request's words do, and selection keeps the models of the kind asked
+    for (:mod:`hugginggpt.nodes.intent`)."""
     noun: str = ""
     """What a step of this type is called in a sentence: "the translation" ("The
     translation failed: ..."); empty: "the <name> step"."""

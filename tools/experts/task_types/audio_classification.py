@@ -18,6 +18,7 @@ TASK = TaskType(
         r"voice|\bquel (?:son|bruit)|\bqu[ée] (?:sonido|ruido)|\bwelches? (?:geräusch|instrument)"
         r"|什么声音|什么乐器",
         needs="audio", rank=40),),
+    asks_a_kind=True,
     noun="classifying the audio",
     say=words.classified("recording"),
 )

@@ -32,6 +32,7 @@ TASK = TaskType(
     cues=(Cue(_LANGUAGE_ID, intent="language", rank=0),
           Cue(_SENTIMENT, intent="sentiment", rank=180)),
     planning=Planning(told_before=True),
+    asks_a_kind=True,
     noun="the classification",
     say=words.classified(),
 )
