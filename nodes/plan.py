@@ -33,7 +33,7 @@ from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
 from hugginggpt.nodes.planning.grammar import plan_grammar
 from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
-from hugginggpt.nodes.planning.runnable import IMAGE_QUESTION_TASKS, runnable_instead
+from hugginggpt.nodes.planning.runnable import asks_an_image, runnable_instead
 from hugginggpt.nodes.planning.validation import (
     PlanParseError,
     parse_plan_text,
@@ -333,7 +333,7 @@ def _runnable_items(items: list[dict[str, Any]], context: Context
     that cannot run here planned as a task that can answer it
     (:func:`~hugginggpt.nodes.planning.runnable.runnable_instead`); the plan as it was
     when the moved one would not validate."""
-    if not any(i.get("task") in IMAGE_QUESTION_TASKS for i in items):
+    if not any(asks_an_image(str(i.get("task"))) for i in items):
         return items, []
     try:
         catalog = load_catalog(context.catalog or DEFAULT_CATALOG)

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import task_names  # noqa: E402
 
 STILL_NAMING = {
-    "nodes/planning/steps.py", "nodes/planning/offline.py", "nodes/planning/runnable.py",
+    "nodes/planning/steps.py", "nodes/planning/offline.py",
     "nodes/prompts.py", "tools/experts/confidence.py",
     "hugginggpt/demo.py", "tools/llm/config.py", "tools/llm/client.py",
     "tools/llm/local_chat.py",

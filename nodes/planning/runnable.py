@@ -28,12 +28,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hugginggpt.tools.experts.catalog import ModelCard
+from hugginggpt.tools.experts.tasks import get_task_type, task_types
 
-__all__ = ["IMAGE_QUESTION_TASKS", "Runnable", "runnable_instead"]
+__all__ = ["asks_an_image", "Runnable", "runnable_instead"]
 
-IMAGE_QUESTION_TASKS = frozenset({"visual-question-answering", "image-text-to-text"})
-"""Tasks that ask an image a question in words: moved only when none of their models
-can run."""
+
+def asks_an_image(task: str) -> bool:
+    """Whether the task asks an image a question in words (moved only when none of its
+    models can run), as its declaration says."""
+    declared = get_task_type(task)
+    return declared is not None and declared.planning.image_question
 
 Runnable = Callable[[str], Mapping[str, tuple[ModelCard | None, list[str]]]]
 """Task type -> the models that can run it now (model -> its card and backends), as
@@ -69,7 +73,7 @@ def runnable_instead(items: list[dict[str, Any]], can_run: Runnable
         args = dict(item.get("args") or {})
         question = str(args.get("question") or args.get("text") or "")
         image = args.get("image")
-        if task not in IMAGE_QUESTION_TASKS or not image or not question or can_run(task):
+        if not asks_an_image(task) or not image or not question or can_run(task):
             moved.append(item)
             continue
         instead = _answering_task(question, image, can_run)
@@ -85,17 +89,22 @@ def runnable_instead(items: list[dict[str, Any]], can_run: Runnable
 
 def _answering_task(question: str, image: str, can_run: Runnable
                     ) -> tuple[str, dict[str, str]] | None:
-    if _PRESENCE.search(question) and _detects(question, can_run("object-detection")):
-        return "object-detection", {"image": image}
-    if _WRITTEN.search(question) and can_run("document-question-answering"):
-        return "document-question-answering", {"image": image, "question": question}
+    """The first task that answers this kind of question and can run, with its
+    arguments (the image, and the question where it takes one)."""
+    for kind, pattern in (("presence", _PRESENCE), ("written", _WRITTEN)):
+        if not pattern.search(question):
+            continue
+        for task in task_types():
+            if task.planning.answers == kind and _detects(question, can_run(task.name)):
+                given = {"image": image, "question": question}
+                return task.name, {a.name: given[a.name] for a in task.args if a.name in given}
     return None
 
 
 def _detects(question: str, models: Mapping[str, tuple[ModelCard | None, list[str]]]
              ) -> bool:
-    """Whether a detector that can run serves the question: a general one, or a
-    specialist whose card names a word the question uses ("faces", "people")."""
+    """Whether a model that can run serves the question: a general one, or a specialist
+    whose card names a word the question uses (a face detector: "faces", "people")."""
     words = set(_WORD.findall(question.lower()))
     return any(card is None or not card.subjects or not words.isdisjoint(card.subjects)
                for card, _ in models.values())

@@ -115,6 +115,11 @@ class Planning:
         into_language: a language a clause names as a target ("into French") asks for it.
         told_before: a text told before its question ("<a review>. good or bad?") is the
             text it works on.
+        image_question: asks an image a question in words; when none of its models can
+            run, the step is moved to a task that answers that kind of question.
+        answers: the kind of question about an image it answers in place of one that
+            cannot run: ``presence`` (whether things are there, how many) or ``written``
+            (what is written: an amount, a date, a line).
     """
 
     stage: Literal["file", "text", "make"] | None = None
@@ -126,6 +131,8 @@ class Planning:
     prompt: bool = False
     into_language: bool = False
     told_before: bool = False
+    image_question: bool = False
+    answers: Literal["presence", "written"] | None = None
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import IMAGE, QUESTION, Output, TaskType
+from hugginggpt.tools.experts.tasks import IMAGE, QUESTION, Output, Planning, TaskType
 
 TASK = TaskType(
     "document-question-answering",
@@ -11,6 +11,7 @@ TASK = TaskType(
     args=(IMAGE, QUESTION),
     outputs=(Output("text", "text"),),
     aliases=("docqa",),
+    planning=Planning(answers="written"),
     noun="the question about the document",
     say=words.headed_as("From the document",
                         "No answer was found in the document."),

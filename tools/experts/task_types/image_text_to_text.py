@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hugginggpt.tools.experts.tasks import IMAGE, Arg, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import IMAGE, Arg, Cue, Output, Planning, TaskType
 from hugginggpt.tools.experts.words import Finished, headed
 
 
@@ -25,6 +25,7 @@ TASK = TaskType(
         r"\bin (?:great |full )?detail\b|\bdetailed description|\bexplain (?:the|this|what)"
         r" (?:image|photo|picture|chart|diagram|meme|graph)|\breason about|\bstep by step",
         needs="image", rank=110),),
+    planning=Planning(image_question=True),
     noun="the question about the image",
     say=_image_text,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import IMAGE, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import IMAGE, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "object-detection",
@@ -16,6 +16,7 @@ TASK = TaskType(
         r"|\bd[ée]tect|\bobjet|\bobjeto|\berkenn|\bobjekt|\bcombien|\bcu[aá]nt[oa]s|\bwie viele"
         r"|检测|物体|目标|数一数|有几个|有多少|找出|有什么东西|哪些东西|什么物品",
         needs="image", rank=130),),
+    planning=Planning(answers="presence"),
     noun="the object detection",
     say=words.objects,
 )

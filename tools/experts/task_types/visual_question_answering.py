@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import IMAGE, QUESTION, Output, TaskType
+from hugginggpt.tools.experts.tasks import IMAGE, QUESTION, Output, Planning, TaskType
 
 TASK = TaskType(
     "visual-question-answering",
@@ -11,6 +11,7 @@ TASK = TaskType(
     args=(IMAGE, QUESTION),
     outputs=(Output("text", "text"),),
     aliases=("vqa",),
+    planning=Planning(image_question=True),
     noun="the question about the image",
     say=words.headed_as("Answer", "The model gave an empty answer."),
 )
