@@ -12,7 +12,7 @@ which build their own graph with a checkpointer, do not compile this one too.
 from __future__ import annotations
 
 from hugginggpt.graph.builder import build_graph
-from hugginggpt.graph.context import ServedContext
+from hugginggpt.graph.callers import ServedContext
 
 __all__ = ["graph"]
 

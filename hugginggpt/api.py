@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
@@ -175,13 +174,13 @@ def make_context(context: Context | None = None, **settings: Any) -> Context:
             value and what it may be).
         ConfigError: the LLM configuration is invalid (the message says where).
     """
-    known = {f.name for f in dataclasses.fields(Context)}
+    known = set(Context.model_fields)
     if unknown := sorted(set(settings) - known):
         raise TypeError(f"unknown setting(s) {unknown}: settings are the fields of "
                         "hugginggpt.Context")
     base = context if context is not None else Context()
-    context = dataclasses.replace(base, **settings)
-    context = dataclasses.replace(context, workspace=str(Path(context.workspace).resolve()))
+    context = base.replace(**settings)
+    context = context.replace(workspace=str(Path(context.workspace).resolve()))
     routing_config(context)  # raises ConfigError, naming the problem
     return context
 

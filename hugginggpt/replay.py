@@ -11,7 +11,6 @@ from where.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 from hugginggpt.graph.context import Context
@@ -59,7 +58,7 @@ def replay_setup(values: dict[str, Any]) -> tuple[dict[str, Any], Any, Recording
     turn = len(history) // 2 - (1 if finished else 0)
     calls = [c for c in values.get("llm_calls") or [] if c.turn == turn]
     recording = Recording(calls, roles=llm_roles(values, calls))
-    known = {f.name for f in fields(Context)}
+    known = set(Context.model_fields)
     context = Context(**({k: v for k, v in settings.items() if k in known}
                          | {"replay": recording, "approval": "never", "cache": False}))
     graph_input = {"request": values["request"], "files": list(values.get("files") or []),

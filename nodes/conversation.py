@@ -18,7 +18,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.config import get_config
 
-from hugginggpt.graph.context import Context, ServedContext
+from hugginggpt.graph.callers import ServedContext
+from hugginggpt.graph.context import Context
 from hugginggpt.graph.state import ChatTurn, State
 from hugginggpt.tools.artifacts import ArtifactStore
 from hugginggpt.tools.blocks import message_inputs, message_text, output_blocks

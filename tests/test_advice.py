@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from hugginggpt.cli import _parser
-from hugginggpt.graph.context import Context, flag_of, setting_of_flag
+from hugginggpt.graph.callers import flag_of, setting_of_flag
+from hugginggpt.graph.context import Context
 from hugginggpt.nodes.responding.advice import for_caller, setting_named
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,7 +92,7 @@ def test_each_interface_names_its_own_control():
 
 
 def test_a_served_runs_default_caller_is_served_and_a_caller_may_say_ui():
-    from hugginggpt.graph.context import ServedContext
+    from hugginggpt.graph.callers import ServedContext
 
     assert Context().caller == "python" and ServedContext().caller == "served"
     assert ServedContext(caller="ui").caller == "ui"

@@ -17,7 +17,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from PIL import Image
 
 from hugginggpt.graph.builder import build_graph
-from hugginggpt.graph.context import Context, ServedContext, SettingsError
+from hugginggpt.graph.callers import ServedContext
+from hugginggpt.graph.context import Context, SettingsError
 from hugginggpt.tools.artifacts import ArtifactStore
 from hugginggpt.tools.blocks import message_inputs, message_text, output_blocks
 from hugginggpt.tools.errors import ArgumentError

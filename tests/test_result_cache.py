@@ -341,7 +341,8 @@ def test_a_backend_setting_that_may_change_outputs_is_part_of_the_key(tmp_path):
 @pytest.mark.parametrize("setting, value", [("cache", False), ("cache_ttl_s", 1.0),
                                             ("cache_max_entries", 1)])
 def test_a_served_run_s_caller_cannot_set_the_cache(setting, value):
-    from hugginggpt.graph.context import ServedContext, SettingsError
+    from hugginggpt.graph.callers import ServedContext
+    from hugginggpt.graph.context import SettingsError
 
     with pytest.raises(SettingsError, match=f"{setting}.*deployment sets it"):
         ServedContext(**{setting: value})

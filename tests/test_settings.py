@@ -4,7 +4,6 @@ before anything runs, naming the setting, its value and what it may be."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -159,7 +158,7 @@ def test_good_values_are_read_from_text_and_replace_checks_again(monkeypatch):
     assert context.hf_endpoints == {"m": "http://127.0.0.1:9/"}
     assert Context(max_run_s=float("inf")).max_run_s == float("inf")  # no limit
     with pytest.raises(SettingsError, match="approval = 'x'"):
-        dataclasses.replace(context, approval="x")
+        context.replace(approval="x")
 
 
 def test_a_plugin_backend_is_valid_once_registered(test_tools):

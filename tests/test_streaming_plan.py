@@ -353,7 +353,7 @@ def test_the_setting_comes_from_the_flag_the_environment_or_the_caller(monkeypat
     monkeypatch.delenv("HUGGINGGPT_STREAM_EXECUTION")
     args = _parser().parse_args(["run", "hi", "--no-stream-execution"])
     assert context_from(args).stream_execution is False
-    from hugginggpt.graph.context import ServedContext
+    from hugginggpt.graph.callers import ServedContext
 
     assert ServedContext(stream_execution=False).stream_execution is False
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 from typing import Any
 
 from langgraph.types import Command
@@ -35,9 +34,9 @@ def add_parser(sub: Any) -> None:
 
 def _resume(args: argparse.Namespace) -> int:
     context, url = saved_settings(args, to_run=True)
-    context = dataclasses.replace(context, caller="cli")  # whoever started the thread
+    context = context.replace(caller="cli")  # whoever started the thread
     if args.download:
-        context = dataclasses.replace(context, download=args.download)
+        context = context.replace(download=args.download)
     context = asking_downloads(context, args.json)
     llm_weights(context, args.json)
     user = who()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import threading
 import uuid
@@ -29,7 +28,8 @@ from hugginggpt.cli.session import (
     llm_weights,
     run_session,
 )
-from hugginggpt.graph.context import Context, SettingsError, flag_of, settings_of
+from hugginggpt.graph.callers import flag_of
+from hugginggpt.graph.context import Context, SettingsError, settings_of
 from hugginggpt.nodes.plan import uses_llm_planner
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, STRATEGIES, has_llm
@@ -160,7 +160,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("the request is empty: say what you want done")
     context = context_from(args)
     # an absolute workspace, so that resume works from any folder
-    context = dataclasses.replace(context, workspace=str(Path(context.workspace).resolve()))
+    context = context.replace(workspace=str(Path(context.workspace).resolve()))
     context = asking_downloads(context, args.json)
     llm_weights(context, args.json)
     if context.plan is None and context.planner == "llm" and not has_llm(context, "planner"):

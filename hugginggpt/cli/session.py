@@ -3,7 +3,6 @@ interactively when there is someone to ask, the answer (or ``--json``) on stdout
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from typing import Any
@@ -45,7 +44,7 @@ def asking_downloads(context: Context, as_json: bool) -> Context:
     """The run's download setting: ``ask`` on a terminal when it was not set; elsewhere
     unset means ``no`` (nobody would answer)."""
     if context.download is None and _interactive(as_json):
-        return dataclasses.replace(context, download="ask")
+        return context.replace(download="ask")
     return context
 
 

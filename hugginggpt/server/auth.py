@@ -12,9 +12,9 @@
   filtered by it, so a caller sees only their own (another's thread is "not found").
   Assistants are the deployment's: readable by every caller, changed by none.
 - **Deployment-only settings**: a run's ``context`` may hold only the caller's settings
-  (:func:`hugginggpt.graph.context.caller_settings`); one that sets ``workspace``,
+  (:func:`hugginggpt.graph.callers.caller_settings`); one that sets ``workspace``,
   ``catalog``, an LLM endpoint or a test knob is refused with 403, naming them. (The
-  served graph's :class:`~hugginggpt.graph.context.ServedContext` refuses them too.)
+  served graph's :class:`~hugginggpt.graph.callers.ServedContext` refuses them too.)
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from hugginggpt.graph.context import deployment_only, pinned_by_deployment
+from hugginggpt.graph.callers import deployment_only, pinned_by_deployment
 from hugginggpt.tools.env import env
 
 __all__ = ["auth", "api_keys", "LOCAL_USER", "OWNER", "identity_of_key", "is_open"]

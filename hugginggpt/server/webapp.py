@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from hugginggpt.graph.context import ServedContext
+from hugginggpt.graph.callers import ServedContext
 from hugginggpt.server import openai_api
 from hugginggpt.server.owners import owned_thread
 from hugginggpt.tools.artifacts import thread_folder

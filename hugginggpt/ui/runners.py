@@ -21,7 +21,6 @@ server that refuses) is an :class:`UIError` whose message the page shows as it i
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import shutil
 import sqlite3
@@ -117,11 +116,11 @@ def _recorded(values: dict[str, Any], base: Context) -> Context:
     """The UI's settings with those the thread recorded on top (its backend, approval
     policy, limits...), so a thread resumes as it ran; a recorded value that lost its
     credentials, or that no longer is valid, is left to the UI's own."""
-    names = {f.name for f in dataclasses.fields(Context)} - {"workspace", "replay", "caller"}
+    names = set(Context.model_fields) - {"workspace", "replay", "caller"}
     recorded = {k: v for k, v in (values.get("settings") or {}).items()
                 if k in names and REDACTED not in json.dumps(v)}
     try:
-        return dataclasses.replace(base, **recorded)
+        return base.replace(**recorded)
     except (SettingsError, TypeError, ValueError):
         return base
 
@@ -132,7 +131,7 @@ class EmbeddedRunner:
     def __init__(self, context: Context | None = None, checkpoint_url: str | None = None,
                  who: str = "web UI") -> None:
         try:
-            self.context = dataclasses.replace(api.make_context(context), caller="ui")
+            self.context = api.make_context(context).replace(caller="ui")
         except (SettingsError, ConfigError, TypeError) as exc:
             raise UIError(str(exc)) from None
         self.workspace = Path(self.context.workspace)

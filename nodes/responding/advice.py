@@ -5,7 +5,7 @@ Failure texts are written where the failure happens (a tool, a limit, the model 
 and say what to do as the ``hugginggpt run`` flag (``--download yes``,
 ``--subtask-timeout``, ``--file``). The answer is the edge where they meet the caller, so
 :func:`for_caller` rewrites each flag there, from the setting it sets
-(:func:`~hugginggpt.graph.context.setting_of_flag`: the settings' own declarations and
+(:func:`~hugginggpt.graph.callers.setting_of_flag`: the settings' own declarations and
 the CLI's names for them):
 
 - ``cli``: the flag, as written;
@@ -27,16 +27,9 @@ import functools
 import json
 import re
 import typing
-from dataclasses import fields
 
-from hugginggpt.graph.context import (
-    Caller,
-    Context,
-    caller_settings,
-    env_names,
-    flag_of,
-    setting_of_flag,
-)
+from hugginggpt.graph.callers import caller_settings, flag_of, setting_of_flag
+from hugginggpt.graph.context import Caller, Context, env_names
 from hugginggpt.tools.llm.config import CONFIGURE_IN_BRIEF
 
 __all__ = ["for_caller", "setting_named", "configure_llm"]
@@ -90,7 +83,8 @@ def _literals(hint: object) -> list[object]:
 
 
 def _is_bool(setting: str) -> bool:
-    return next((f.type in (bool, "bool") for f in fields(Context) if f.name == setting), False)
+    declared = Context.model_fields.get(setting)
+    return declared is not None and declared.annotation is bool
 
 
 def _literal(value: str, caller: Caller) -> str:
