@@ -12,7 +12,6 @@ configuration is compared endpoint by endpoint.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -76,7 +75,7 @@ def model_settings(args: argparse.Namespace, roles: tuple[str, ...] = ("planner"
 
 def _alone(endpoint: Endpoint, roles: tuple[str, ...]) -> dict[str, Any]:
     """The endpoint as a configuration of its own, serving ``roles``."""
-    fields = dataclasses.asdict(endpoint)
+    fields = endpoint.model_dump()
     fields["roles"] = list(roles)
     fields["api_key_env"] = list(endpoint.api_key_env)
     return {key: value for key, value in fields.items() if value is not None}

@@ -1,10 +1,9 @@
-"""Which LLM endpoints a run may call: the configuration, checked.
+"""Which LLM endpoints a run may call, from its settings.
 
-Each role (planner, selector, responder) may name several endpoints, each with a
-capability tier (1 small, 2 medium, 3 large), optionally a price and the roles it
-serves. Configuration is one TOML or YAML file (``llm_config``), or
-a JSON list of endpoints (``llm_endpoints``); without either, the single ``llm`` endpoint
-(per role ``planner_llm``, ...) is the whole configuration. Keys are never part of it:
+The configuration is one TOML or YAML file (``llm_config``), or a JSON list of endpoints
+(``llm_endpoints``), checked by :mod:`hugginggpt.tools.llm.endpoints` (whose names this
+module also offers); without either, the single ``llm`` endpoint (per role
+``planner_llm``, ...) is the whole configuration. Keys are never part of it:
 ``api_key_env`` names the environment variables to read them from.
 
 How calls are spread over the endpoints is :mod:`hugginggpt.tools.llm.router`'s job.
@@ -12,18 +11,27 @@ How calls are spread over the endpoints is :mod:`hugginggpt.tools.llm.router`'s 
 
 from __future__ import annotations
 
-import json
-import tomllib
-from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from hugginggpt.tools.env import env
-from hugginggpt.tools.errors import HuggingGPTError
+from hugginggpt.tools.llm.endpoints import (
+    ENDPOINT_ROLES,
+    EXPERT_ROLE,
+    ROLES,
+    STRATEGIES,
+    TIERS,
+    ConfigError,
+    Endpoint,
+    Role,
+    RoutingConfig,
+    Strategy,
+    checked_model,
+    is_url,
+    load_config,
+    parse_config,
+)
 from hugginggpt.tools.llm.providers import (
-    ProviderError,
     chat_model_label,
-    check_model,
     is_chat_model,
     is_hf,
     is_local,
@@ -54,233 +62,6 @@ __all__ = [
     "has_llm",
     "describe_llm",
 ]
-
-ROLES = ("planner", "selector", "responder")
-"""The stages that call an LLM."""
-EXPERT_ROLE: Literal["expert"] = "expert"
-"""The role of the ``llm`` backend's calls: the controller LLM doing a text task itself
-(:mod:`hugginggpt.tools.experts.llm`). Not a stage: a subtask's expert."""
-ENDPOINT_ROLES = (*ROLES, EXPERT_ROLE)
-"""The roles an endpoint may serve (all of them unless its ``roles`` say otherwise)."""
-Role = Literal["planner", "selector", "responder", "expert"]
-TIERS = {"small": 1, "medium": 2, "large": 3}
-Strategy = Literal["least-busy", "lowest-latency", "round-robin", "strongest"]
-"""How calls are spread over a role's endpoints (see :mod:`hugginggpt.tools.llm.router`)."""
-STRATEGIES: tuple[Strategy, ...] = ("least-busy", "lowest-latency", "round-robin", "strongest")
-
-
-class ConfigError(HuggingGPTError, ValueError):
-    """The LLM configuration (file or environment) is invalid; the message says where."""
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """One LLM endpoint a role may use.
-
-    ``model`` is ``MODEL`` (an OpenAI-compatible server at ``base_url``, or OpenAI when
-    None), LangChain's ``PROVIDER:MODEL`` (``anthropic:claude-...``, ``ollama:qwen3:4b``;
-    ``base_url`` then overrides the provider's) or ``hf:REPO_OR_URL`` (Hugging Face).
-    Keys are never part of the configuration: ``api_key_env`` names the environment
-    variables to read them from.
-    """
-
-    name: str
-    """How the endpoint is shown (labels, records, logs): never with URL credentials."""
-    model: str
-    base_url: str | None = None
-    tier: int = 3
-    roles: tuple[str, ...] = ENDPOINT_ROLES
-    cost_per_1m_input: float = 0.0
-    """Price in your currency per million prompt tokens (for the run's cost estimate)."""
-    cost_per_1m_output: float = 0.0
-    timeout_s: float | None = None
-    max_retries: int | None = None
-    """Retries on this endpoint before falling back (None: 0 with several endpoints,
-    else the run's ``llm_max_retries``)."""
-    api_key_env: tuple[str, ...] = ()
-    stream: bool = True
-    """Stream replies (needed to measure time to first token and to tell a reply cut
-    short), on OpenAI-compatible and Hugging Face (``hf:``) endpoints alike."""
-    provider: str | None = None
-    """``hf:REPO`` only: the Inference Provider that serves the model (``together``,
-    ``hf-inference``, ...; None: the run's ``hf_provider``, else huggingface_hub's
-    choice)."""
-    bill_to: str | None = None
-    """``hf:`` only: the Hugging Face organisation billed (None: the run's
-    ``hf_bill_to``, else the token's owner)."""
-    chat: Any = field(default=None, compare=False, repr=False)
-    """A LangChain chat model the caller built (``llm=ChatAnthropic(...)``): called as it
-    is, with its own client, keys, timeout and retries. Never configured from a file,
-    never saved with a thread."""
-
-    @property
-    def streams(self) -> bool:
-        """Whether replies arrive streamed (and so can be timed and checked for an end)."""
-        return self.stream and not is_local(self.model)  # a local model: whole replies
-
-    @property
-    def key(self) -> tuple[str, str, str | None]:
-        return (self.name, self.model, self.base_url)
-
-    @property
-    def label(self) -> str:
-        where = f" @ {redact(self.base_url)}" if self.base_url else ""
-        shown = f"{self.model}{where}"
-        return shown if self.name == shown else f"{self.name} ({shown})"
-
-    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.cost_per_1m_input
-                + completion_tokens * self.cost_per_1m_output) / 1e6
-
-
-@dataclass(frozen=True)
-class RoutingConfig:
-    endpoints: tuple[Endpoint, ...]
-    strategy: Strategy = "least-busy"
-    failure_threshold: int = 5
-    """Consecutive failures that take an endpoint out (an endpoint failing now and then
-    stays in, ranked lower by its error rate)."""
-    cooldown_s: float = 30.0
-    """How long an endpoint stays out before it is probed (doubles per failed probe)."""
-
-    def for_role(self, role: str) -> list[Endpoint]:
-        return [e for e in self.endpoints if role in e.roles]
-
-
-# ------------------------------------------------------------------ configuration
-
-_ENDPOINT_FIELDS = {f.name for f in fields(Endpoint)} - {"chat"}
-_ROUTING_FIELDS = {"strategy", "failure_threshold", "cooldown_s"}
-
-
-def _tier(value: Any, where: str) -> int:
-    if isinstance(value, str) and value.lower() in TIERS:
-        return TIERS[value.lower()]
-    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 3:
-        return value
-    raise ConfigError(f"{where}: tier must be small, medium, large or 1-3, not {value!r}")
-
-
-def _endpoint(raw: Any, index: int, source: str) -> Endpoint:
-    where = f"{source}: endpoint {index + 1}"
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where} must be a table/mapping, not {type(raw).__name__}")
-    unknown = set(raw) - _ENDPOINT_FIELDS
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; "
-                          f"known: {sorted(_ENDPOINT_FIELDS)}")
-    if not isinstance(raw.get("model"), str) or not raw["model"].strip():
-        raise ConfigError(f"{where} needs a model (MODEL, PROVIDER:MODEL or hf:REPO_OR_URL)")
-    values = dict(raw)
-    # the name is shown everywhere (labels, records, logs): never with a secret in it
-    values["name"] = redact(str(values.get("name", raw["model"])))
-    if "tier" in values:
-        values["tier"] = _tier(values["tier"], where)
-    roles = values.get("roles", ENDPOINT_ROLES)
-    roles = [roles] if isinstance(roles, str) else list(roles)
-    if bad := [r for r in roles if r not in ENDPOINT_ROLES]:
-        raise ConfigError(f"{where}: unknown role(s) {bad}; roles are {list(ENDPOINT_ROLES)}")
-    values["roles"] = tuple(roles)
-    keys = values.get("api_key_env", ())
-    values["api_key_env"] = (keys,) if isinstance(keys, str) else tuple(keys)
-    if any(k.startswith(("sk-", "hf_")) for k in values["api_key_env"]):
-        raise ConfigError(f"{where}: api_key_env names an environment variable; "
-                          "never put the key itself in the configuration")
-    try:
-        endpoint = Endpoint(**values)
-    except TypeError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-    _check_model(endpoint.model, endpoint.base_url, where)
-    timeout = endpoint.timeout_s
-    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
-        raise ConfigError(f"{where}: timeout_s must be a positive number, not {timeout!r}")
-    for key in ("provider", "bill_to"):
-        value = getattr(endpoint, key)
-        if value is None:
-            continue
-        if not isinstance(value, str) or not value.strip():
-            raise ConfigError(f"{where}: {key} must be a name, not {value!r}")
-        if not is_hf(endpoint.model):
-            raise ConfigError(f"{where}: {key} applies to Hugging Face endpoints (hf:...) "
-                              f"only, not to {endpoint.model!r}")
-    if endpoint.provider and _is_url(endpoint.model.split(":", 1)[1]):
-        raise ConfigError(f"{where}: provider applies to a hub model id (hf:ORG/MODEL); "
-                          f"{endpoint.model!r} is a server of its own")
-    return endpoint
-
-
-def parse_config(raw: Any, source: str = "configuration") -> RoutingConfig:
-    """Check and build a configuration from parsed TOML/YAML/JSON.
-
-    Accepts ``{"endpoints": [...], "routing": {...}}`` or a bare list of endpoints.
-
-    Raises:
-        ConfigError: naming the source, the endpoint and the problem.
-    """
-    if isinstance(raw, list):
-        raw = {"endpoints": raw}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: expected endpoints and routing settings")
-    if unknown := set(raw) - {"endpoints", "routing"}:
-        raise ConfigError(f"{source}: unknown section(s) {sorted(unknown)}; "
-                          "expected 'endpoints' and optionally 'routing'")
-    endpoints = tuple(_endpoint(e, i, source) for i, e in enumerate(raw.get("endpoints") or []))
-    if not endpoints:
-        raise ConfigError(f"{source}: no endpoints configured")
-    names = [e.name for e in endpoints]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{source}: endpoint names must be unique: {names}")
-    routing = raw.get("routing") or {}
-    if unknown := set(routing) - _ROUTING_FIELDS:
-        raise ConfigError(f"{source}: unknown routing key(s) {sorted(unknown)}; "
-                          f"known: {sorted(_ROUTING_FIELDS)}")
-    if routing.get("strategy", "least-busy") not in STRATEGIES:
-        raise ConfigError(f"{source}: strategy must be one of {list(STRATEGIES)}")
-    return RoutingConfig(endpoints=endpoints, **routing)
-
-
-_FILE_CACHE: dict[str, tuple[float, RoutingConfig]] = {}
-
-
-def load_config(path: str | Path) -> RoutingConfig:
-    """Read a TOML (``.toml``) or YAML (``.yaml``/``.yml``) configuration file; cached
-    until the file changes.
-
-    Raises:
-        ConfigError: the file is missing, unreadable, or invalid.
-    """
-    path = Path(path)
-    try:
-        mtime = path.stat().st_mtime
-    except OSError as exc:
-        raise ConfigError(f"LLM configuration {path}: {exc.strerror or exc}") from None
-    cached = _FILE_CACHE.get(str(path))
-    if cached and cached[0] == mtime:
-        return cached[1]
-    text = path.read_text(encoding="utf-8")
-    try:
-        if path.suffix.lower() == ".toml":
-            raw: Any = tomllib.loads(text)
-        elif path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            raw = yaml.safe_load(text)
-        elif path.suffix.lower() == ".json":
-            raw = json.loads(text)
-        else:
-            raise ConfigError(f"LLM configuration {path}: use a .toml, .yaml or .json file")
-    except (tomllib.TOMLDecodeError, ValueError) as exc:
-        if isinstance(exc, ConfigError):
-            raise
-        raise ConfigError(f"LLM configuration {path} does not parse: {exc}") from None
-    except Exception as exc:  # yaml.YAMLError, without importing yaml eagerly
-        raise ConfigError(f"LLM configuration {path} does not parse: {exc}") from None
-    config = parse_config(raw, str(path))
-    _FILE_CACHE[str(path)] = (mtime, config)
-    return config
-
-
-# ------------------------------------------------------------------ a run's endpoints
 
 NOT_CONFIGURED_HELP = """\
 No LLM is configured (the built-in offline planner only handles requests like its
@@ -364,7 +145,7 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
         for spec, roles in by_spec.items():
             hf = is_hf(spec) or is_local(spec)
             base_url = None if hf else settings.llm_base_url
-            _check_model(spec, base_url, "--llm")
+            checked_model(spec, base_url, "--llm")
             openai = not hf and provider_of(spec, base_url)[0] == "openai"
             endpoints.append(Endpoint(
                 name=f"{spec} @ {redact(base_url)}" if base_url else spec, model=spec,
@@ -374,7 +155,7 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
             ))
         config = RoutingConfig(endpoints=tuple(endpoints))
     if settings.llm_routing:
-        config = replace(config, strategy=cast(Any, settings.llm_routing))
+        config = config.model_copy(update={"strategy": settings.llm_routing})
     return _with_hf_defaults(config, settings)
 
 
@@ -400,9 +181,9 @@ def _with_objects(config: RoutingConfig, objects: list[Endpoint]) -> RoutingConf
     if not objects:
         return config
     taken = {role for e in objects for role in e.roles}
-    kept = tuple(replace(e, roles=tuple(r for r in e.roles if r not in taken))
+    kept = tuple(e.model_copy(update={"roles": tuple(r for r in e.roles if r not in taken)})
                  for e in config.endpoints)
-    return replace(config, endpoints=(*objects, *(e for e in kept if e.roles)))
+    return config.model_copy(update={"endpoints": (*objects, *(e for e in kept if e.roles))})
 
 
 def _refuse_saved_object(spec: str, role: str) -> None:
@@ -423,23 +204,12 @@ def _with_hf_defaults(config: RoutingConfig, settings: LLMSettings) -> RoutingCo
     if not (provider or bill_to):
         return config
     endpoints = tuple(
-        replace(e, provider=e.provider or (
-                    None if _is_url(e.model.split(":", 1)[1]) else provider),
-                bill_to=e.bill_to or bill_to)
+        e.model_copy(update={
+            "provider": e.provider or (None if is_url(e.model.split(":", 1)[1]) else provider),
+            "bill_to": e.bill_to or bill_to})
         if is_hf(e.model) else e
         for e in config.endpoints)
-    return replace(config, endpoints=endpoints)
-
-
-def _check_model(model: str, base_url: str | None, where: str) -> None:
-    try:
-        check_model(model, base_url)
-    except ProviderError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
-
-
-def _is_url(target: str) -> bool:
-    return target.startswith(("http://", "https://"))
+    return config.model_copy(update={"endpoints": endpoints})
 
 
 def has_llm(settings: LLMSettings, role: Role) -> bool:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
 
 from langchain_core.messages import BaseMessage
 
@@ -136,7 +135,7 @@ def without_missing(config: RoutingConfig, role: Role, missing: dict[str, str], 
     if any(role in e.roles for e in kept):
         for why in missing.values():
             _log.warning("LLM endpoint skipped for the %s: %s", role, why)
-        return replace(config, endpoints=kept)
+        return config.model_copy(update={"endpoints": kept})
     error = LLMCredentialsError(
         f"the {role} LLM cannot be called: " + "; ".join(missing.values()), role=role,
         missing=missing.values())
