@@ -129,12 +129,12 @@ def test_the_msgpack_allowlist_in_langgraph_json_is_the_state_types():
 
 def test_logging_works_after_importing_the_graph_and_secrets_are_filtered(monkeypatch, caplog):
     from hugginggpt import build_graph
-    from hugginggpt.tools.llm.client import _build
+    from hugginggpt.tools.llm.chat_models import built
     from hugginggpt.tools.llm.config import Endpoint
     from hugginggpt.tools.redact import LOG_FILTER
 
     build_graph()
-    _build(Endpoint(name="e", model="m", base_url="http://127.0.0.1:9/v1"), 5.0, 0)
+    built(Endpoint(name="e", model="m", base_url="http://127.0.0.1:9/v1"), 5.0, 0)
     assert logging.makeLogRecord({"msg": "hi"}).getMessage() == "hi"  # structlog does this
     assert logging.getLogRecordFactory() is logging.LogRecord
     monkeypatch.setenv("MY_SERVICE_TOKEN", "s3cret-value-123")

@@ -20,22 +20,15 @@ recording and no endpoint is called.
 from __future__ import annotations
 
 import contextvars
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
-from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables.config import ensure_config, merge_configs
 
-from hugginggpt.tools.addresses import is_hf_host
-from hugginggpt.tools.errors import (
-    LLMCallError,
-    LLMNotConfiguredError,
-)
+from hugginggpt.tools.errors import LLMCallError, LLMNotConfiguredError
 from hugginggpt.tools.llm.breaker import (
     BREAKER,
     Down,
@@ -45,6 +38,7 @@ from hugginggpt.tools.llm.breaker import (
     refuse_if_down,
     run_key,
 )
+from hugginggpt.tools.llm.chat_models import client_for
 from hugginggpt.tools.llm.config import (
     NOT_CONFIGURED_HELP,
     ConfigError,
@@ -53,27 +47,15 @@ from hugginggpt.tools.llm.config import (
     RoutingConfig,
     routing_config,
 )
-from hugginggpt.tools.llm.credentials import (
-    api_key,
-    hf_token,
-    missing_credentials,
-    without_missing,
-)
+from hugginggpt.tools.llm.credentials import missing_credentials, without_missing
 from hugginggpt.tools.llm.errors import (
     EndpointFailure,
     describe_llm_error,
     is_endpoint_failure,
     llm_call_errors,
 )
-from hugginggpt.tools.llm.local_chat import constrained, local_chat
-from hugginggpt.tools.llm.providers import (
-    ProviderError,
-    chat_model,
-    is_hf,
-    is_local,
-    missing_key,
-    structured_method,
-)
+from hugginggpt.tools.llm.local_chat import constrained
+from hugginggpt.tools.llm.providers import is_local, structured_method
 from hugginggpt.tools.llm.records import (
     LLMCall,
     check_budget,
@@ -84,140 +66,20 @@ from hugginggpt.tools.llm.records import (
 from hugginggpt.tools.llm.retries import backoff_s, retryable, tries_per_endpoint
 from hugginggpt.tools.llm.router import ROUTER
 from hugginggpt.tools.llm.settings import LLMSettings
-from hugginggpt.tools.redact import install_log_redaction, redact
+from hugginggpt.tools.llm.streams import (
+    StreamInterruptedError,
+    StreamListener,
+    Timer,
+    as_streamed,
+    ended,
+)
+from hugginggpt.tools.redact import redact
 from hugginggpt.tools.text import MAX_MESSAGE, clip
 
-if TYPE_CHECKING:  # its module takes 0.07 s to import; a run with no LLM needs none
+if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 __all__ = ["complete", "StreamInterruptedError", "StreamListener"]
-
-
-
-
-# ------------------------------------------------------------------ clients
-
-@lru_cache(maxsize=64)
-def _build(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatModel:
-    if is_local(endpoint.model):
-        return local_chat(endpoint.model)
-    if is_hf(endpoint.model):
-        from langchain_huggingface import ChatHuggingFace, HuggingFaceEndpoint
-
-        target = endpoint.model.split(":", 1)[1]
-        is_url = target.startswith(("http://", "https://"))
-        token = hf_token(endpoint)
-        # the billing header goes where the token goes: hub models, Hugging Face hosts
-        to_hf = not is_url or is_hf_host(target)
-        bill_to = endpoint.bill_to if to_hf else None
-        hf = HuggingFaceEndpoint(  # type: ignore[call-arg]  # model is derived
-            endpoint_url=target if is_url else None,
-            repo_id=None if is_url else target,
-            provider=None if is_url else endpoint.provider,
-            task="text-generation",
-            max_new_tokens=1024,
-            temperature=0.01,
-            timeout=int(timeout_s),
-            huggingfacehub_api_token=token,
-            streaming=endpoint.streams,
-            server_kwargs={"bill_to": bill_to} if bill_to else {},
-        )
-        install_log_redaction()  # the loggers of the client just imported
-        return ChatHuggingFace(llm=hf, streaming=endpoint.streams, stream_usage=True)
-
-    from pydantic import SecretStr
-
-    key = api_key(endpoint)
-    try:
-        if key is None and endpoint.base_url and missing_key(endpoint.model, endpoint.base_url):
-            key = "not-needed"  # a server at a base URL needs none; the client insists
-        options: dict[str, Any] = {
-            "api_key": SecretStr(key) if key else None, "timeout": timeout_s,
-            "max_retries": max_retries, "temperature": 0, "streaming": endpoint.streams,
-            "stream_usage": True}
-        llm = chat_model(endpoint.model, endpoint.base_url, options)
-    except ProviderError as exc:
-        raise LLMNotConfiguredError(str(exc)) from None
-    install_log_redaction()  # the loggers of the client just imported
-    return llm
-
-
-def _client(endpoint: Endpoint, timeout_s: float) -> BaseChatModel:
-    """The endpoint's chat model: the caller's own object as it is, else one built for
-    it. No retries inside a built client: they are the loop's in complete(), which
-    stops at an endpoint that does not answer (the client would wait out the timeout
-    again)."""
-    if endpoint.chat is not None:
-        return cast("BaseChatModel", endpoint.chat)
-    return _build(endpoint, timeout_s, 0)
-
-
-def _probe(endpoint: Endpoint) -> None:
-    """A minimal call that shows whether a cooled-down endpoint answers again."""
-    llm = _client(endpoint, min(10.0, endpoint.timeout_s or 10.0))
-    built = endpoint.chat is None and not is_hf(endpoint.model) and not is_local(
-        endpoint.model)
-    extra: dict[str, Any] = {"max_tokens": 1} if built else {}
-    llm.invoke([HumanMessage("ping")], **extra)
-
-
-ROUTER.prober = _probe
-install_log_redaction()
-
-
-StreamListener = Callable[[int, str], None]
-"""Told, as a reply streams, the attempt (1 for the first endpoint tried) and the reply's
-text so far: the first tool call's arguments, or else the content."""
-
-
-class _Timer(BaseCallbackHandler):
-    """Notes when the first streamed token arrives, and keeps the tool-call arguments
-    exactly as streamed (LangChain completes truncated JSON when it merges chunks); tells
-    a :data:`StreamListener`, if there is one, the text so far after each token."""
-
-    def __init__(self, listener: StreamListener | None = None, attempt: int = 1) -> None:
-        self.first: float | None = None
-        self.tool_args: dict[int, str] = {}
-        self.content = ""
-        self.listener = listener
-        self.attempt = attempt
-        self.raise_error = listener is not None  # a listener's error is not swallowed
-
-    def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
-        if self.first is None:
-            self.first = time.monotonic()
-        message = getattr(chunk, "message", None)
-        for piece in getattr(message, "tool_call_chunks", None) or []:
-            index = piece.get("index") or 0
-            self.tool_args[index] = self.tool_args.get(index, "") + (piece.get("args") or "")
-        if self.listener is None:
-            return
-        content = getattr(message, "content", token)
-        self.content += content if isinstance(content, str) else str(token or "")
-        streamed = self.tool_args.get(0) if self.tool_args else self.content
-        if streamed:
-            self.listener(self.attempt, streamed)
-
-
-def _as_streamed(raw: AIMessage, timer: _Timer) -> AIMessage:
-    """The reply with tool calls whose streamed arguments are not complete JSON marked
-    invalid (as a whole reply would have them), so a truncated plan reads as one."""
-    if not raw.tool_calls or not timer.tool_args:
-        return raw
-    valid, invalid = [], list(raw.invalid_tool_calls)
-    for index, call in enumerate(raw.tool_calls):
-        streamed = timer.tool_args.get(index)
-        try:
-            if streamed is not None:
-                json.loads(streamed)
-            valid.append(call)
-        except ValueError:
-            invalid.append({"name": call["name"], "args": streamed, "id": call.get("id"),
-                            "error": "the streamed arguments are not complete JSON",
-                            "type": "invalid_tool_call"})
-    if not invalid or len(invalid) == len(raw.invalid_tool_calls):
-        return raw
-    return raw.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
 
 
 def _structured(llm: BaseChatModel, schema: dict[str, Any], setting: str) -> Any:
@@ -271,13 +133,6 @@ def _progress_writer() -> Callable[[dict[str, Any]], None]:
         return lambda event: None
 
 
-def _ended(raw: AIMessage) -> bool:
-    """Whether a streamed reply says why it ended (``finish_reason``, ``stop_reason``,
-    ``done_reason``: each provider names it its own way), as a whole reply does."""
-    return any(key.endswith("_reason") and value
-               for key, value in raw.response_metadata.items())
-
-
 def _usage(raw: AIMessage) -> tuple[int, int]:
     usage: dict[str, Any] = dict(raw.usage_metadata or {})
     return int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
@@ -286,10 +141,6 @@ def _usage(raw: AIMessage) -> tuple[int, int]:
 def _error(exc: BaseException) -> str:
     return redact(f"{type(exc).__name__}: {clip(str(exc), MAX_MESSAGE)}")
 
-
-
-class StreamInterruptedError(LLMCallError):
-    """A streamed reply stopped before its end (the connection dropped mid-stream)."""
 
 
 # ------------------------------------------------------------------ the call
@@ -402,14 +253,14 @@ def complete(
         record: dict[str, Any] = base | {"llm": endpoint.label, "endpoint": endpoint.name,
                                          "tier": endpoint.tier, "attempt": attempt,
                                          "at": time.time()}
-        llm = _client(endpoint, timeout_s)
+        llm = client_for(endpoint, timeout_s)
         local = endpoint.chat is None and is_local(endpoint.model)
         if local:  # generated under the grammar; the caller reads the JSON in the reply
             runnable: Any = constrained(llm, schema, grammar, timeout_s)
         else:
             runnable = llm if schema is None else _structured(llm, schema,
                                                               settings.structured_output)
-        timer = _Timer(on_stream, attempt)
+        timer = Timer(on_stream, attempt)
         # the caller's config (LangSmith run tree, graph streaming) plus the timer
         config_ = merge_configs(ensure_config(), {"callbacks": [timer]})
         ticket = ROUTER.begin(endpoint)
@@ -422,7 +273,7 @@ def complete(
             else:
                 out = _within(timeout_s, runnable.invoke, messages, config=config_)
             raw = cast(AIMessage, out["raw"] if isinstance(out, dict) else out)
-            if endpoint.streams and not _ended(raw):
+            if endpoint.streams and not ended(raw):
                 raise StreamInterruptedError(
                     "the endpoint closed the stream before the reply ended")
         except Exception as exc:
@@ -446,7 +297,7 @@ def complete(
         latency = time.monotonic() - started
         BREAKER.add_wait(run, latency)
         BREAKER.answered(endpoint)
-        raw = _as_streamed(raw, timer)
+        raw = as_streamed(raw, timer)
         ttft = (timer.first - started) if timer.first is not None else None
         prompt_tokens, completion_tokens = _usage(raw)
         ROUTER.succeeded(ticket, completion_tokens=completion_tokens, latency_s=latency)

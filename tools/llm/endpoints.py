@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -32,7 +33,13 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from hugginggpt.tools.errors import HuggingGPTError
-from hugginggpt.tools.llm.providers import ProviderError, check_model, is_hf, is_local
+from hugginggpt.tools.llm.providers import (
+    ProviderError,
+    check_model,
+    is_chat_model,
+    is_hf,
+    is_local,
+)
 from hugginggpt.tools.redact import redact
 
 __all__ = ["ROLES", "EXPERT_ROLE", "ENDPOINT_ROLES", "TIERS", "Role", "Endpoint",
@@ -93,6 +100,13 @@ def _strategy(value: Any) -> Any:
     return value
 
 
+def _chat_model(value: Any) -> Any:
+    if value is not None and not is_chat_model(value):
+        raise ValueError("chat is a LangChain chat model the caller built (llm=...), "
+                         "never configured")
+    return value
+
+
 def is_url(target: str) -> bool:
     return target.startswith(("http://", "https://"))
 
@@ -134,7 +148,8 @@ class Endpoint(BaseModel):
     bill_to: str | None = None
     """``hf:`` only: the Hugging Face organisation billed (None: the run's
     ``hf_bill_to``, else the token's owner)."""
-    chat: Any = Field(default=None, exclude=True, repr=False)
+    chat: Annotated[Any, AfterValidator(_chat_model)] = Field(
+        default=None, exclude=True, repr=False)
     """A LangChain chat model the caller built (``llm=ChatAnthropic(...)``): called as it
     is, with its own client, keys, timeout and retries. Never configured from a file,
     never saved with a thread."""
@@ -205,7 +220,8 @@ class RoutingConfig(BaseModel):
         return [e for e in self.endpoints if role in e.roles]
 
 
-_ENDPOINT_KEYS = sorted(set(Endpoint.model_fields) - {"chat"})
+_ENDPOINT_KEYS = sorted(name for name, f in Endpoint.model_fields.items() if not f.exclude)
+"""What a configuration may set: every field but the caller's own objects."""
 _ROUTING_KEYS = sorted(set(RoutingConfig.model_fields) - {"endpoints"})
 
 
