@@ -24,12 +24,9 @@ neither torch nor transformers.
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
 import queue
 import shutil
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -39,6 +36,12 @@ from typing import Any
 
 from hugginggpt.tools.errors import LimitExceededError, ToolExecutionError, TransientToolError
 from hugginggpt.tools.experts.catalog import ModelCard
+from hugginggpt.tools.experts.local.download_progress import (
+    Counter,
+    Progress,
+    bar_class,
+    pumping,
+)
 from hugginggpt.tools.experts.local.hub_cache import LOCAL, card_for, is_cached, repo_cache
 from hugginggpt.tools.experts.registry import backend_settings
 from hugginggpt.tools.fetch import DownloadBudget
@@ -61,10 +64,6 @@ _OTHER_RUNTIMES = ("onnx", "openvino", "coreml", "tflite")
 _NOT_FOR_LOADING = ("tf_model", "flax_model", "rust_model", "model.onnx", "training_args",
                     "optimizer.", "scheduler.pt")
 """Files of other frameworks, and training state: never needed to load a model here."""
-
-Progress = Callable[[dict[str, Any]], None]
-"""Called with ``{"type": "download", "model", "done", "total", "finished"}`` (bytes)."""
-
 
 class DownloadError(ToolExecutionError):
     """A model could not be downloaded; the message says why and what to do."""
@@ -175,7 +174,7 @@ def plan_download(model_id: str, card: ModelCard | None = None) -> DownloadPlan:
     info = _hub_call(model_id, lambda: HfApi().model_info(model_id, revision=revision))
     commit = str(getattr(info, "sha", None) or revision or "main")
     listed = _hub_call(model_id, lambda: snapshot_download(
-        model_id, revision=commit, dry_run=True, tqdm_class=_bar_class(None)))
+        model_id, revision=commit, dry_run=True, tqdm_class=bar_class(None)))
     sizes = {f.filename: int(f.file_size or 0) for f in listed}
     needed = loader_files(list(sizes), trust)
     if not {"config.json", "model_index.json"} & set(needed):
@@ -238,57 +237,6 @@ def downloading(budget: DownloadBudget | None, progress: Progress | None) -> Ite
         _CURRENT.reset(token)
 
 
-@dataclass
-class _Counter:
-    """Bytes arriving over every file of one download, reported at most every 0.2 s."""
-
-    model: str
-    total: int
-    progress: Progress | None
-    count: Callable[[int], None] | None
-    done: int = 0
-    _said: float = field(default=0.0)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def add(self, size: int) -> None:
-        with self._lock:
-            self.done += size
-            if self.count is not None:
-                self.count(size)  # raises LimitExceededError beyond the reservation
-            now = time.monotonic()
-            if self.progress is not None and (now - self._said >= 0.2 or self.done >= self.total):
-                self._said = now
-                self.report(finished=False)
-
-    def report(self, finished: bool) -> None:
-        if self.progress is not None:
-            self.progress({"type": "download", "model": self.model, "done": self.done,
-                           "total": self.total, "finished": finished})
-
-
-_TRANSFER_BAR = "huggingface_hub.snapshot_download.transfer"
-"""The bar of bytes received from the network (the other one counts bytes written)."""
-
-
-def _bar_class(counter: _Counter | None) -> type:
-    """A ``tqdm_class`` for ``snapshot_download``: its network-bytes bar feeds
-    ``counter`` (if any); it draws nothing itself (the run's display shows the progress)."""
-    from huggingface_hub.utils import tqdm as hub_tqdm
-
-    class Bar(hub_tqdm):  # type: ignore[misc, valid-type]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            self._network = kwargs.get("name") == _TRANSFER_BAR
-            kwargs["disable"] = True
-            super().__init__(*args, **kwargs)
-
-        def update(self, n: float | None = 1) -> bool | None:
-            if counter is not None and self._network and n and n > 0:
-                counter.add(int(n))
-            return super().update(n)
-
-    return Bar
-
-
 def _drop_snapshot(plan: DownloadPlan, before: set[str]) -> None:
     """After a failed download: the snapshot's new links go (nothing half-done looks
     usable); the finished blobs stay, so the next attempt fetches only the rest."""
@@ -316,41 +264,22 @@ def download(plan: DownloadPlan, budget: DownloadBudget | None = None,
     snapshot = repo_cache(plan.model) / "snapshots" / plan.commit
     before = {n for n in plan.files if (snapshot / n).exists()}
     events: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
-    counter = _Counter(plan.model, plan.missing, events.put, None)
+    counter = Counter(plan.model, plan.missing, events.put, None)
     with _reserved(plan, budget) as count:
         counter.count = count
         counter.report(finished=False)
         try:
-            path = _pumping(events, progress, lambda: _hub_call(plan.model, lambda: (
+            path = pumping(events, progress, lambda: _hub_call(plan.model, lambda: (
                 snapshot_download(plan.model, revision=plan.revision,
                                   allow_patterns=sorted(plan.files),
-                                  tqdm_class=_bar_class(counter), max_workers=4))))
+                                  tqdm_class=bar_class(counter), max_workers=4))))
         except BaseException:
             _drop_snapshot(plan, before)
             raise
     counter.done = max(counter.done, plan.missing)
     counter.report(finished=True)
-    _pumping(events, progress, lambda: None)
+    pumping(events, progress, lambda: None)
     return Path(path)
-
-
-def _pumping(events: queue.SimpleQueue[dict[str, Any]], progress: Progress | None,
-             work: Callable[[], Any]) -> Any:
-    """Run ``work`` in a thread of its own while this thread hands its progress events
-    to ``progress``: the Hub's download threads do not carry the run's context (its
-    stream writer), this one does."""
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="download") as pool:
-        future = pool.submit(work)
-        while True:
-            finished = future.done()
-            while not events.empty():
-                event = events.get()
-                if progress is not None:
-                    progress(event)
-            if finished:
-                return future.result()
-            with contextlib.suppress(concurrent.futures.TimeoutError):
-                future.result(timeout=0.1)
 
 
 @contextmanager
