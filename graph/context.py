@@ -12,9 +12,9 @@ server run (LangGraph builds a ``Context`` from that dict): a bad one raises
 :class:`SettingsError` naming the setting, the value, where it came from and what it may
 be, before anything runs (:mod:`hugginggpt.graph.refusals`).
 
-Secrets (API keys) are not settings: they stay in the environment and are read only
-where a client is built (:mod:`hugginggpt.tools.llm.credentials`), so they never reach
-state or checkpoints.
+Secrets (API keys, tokens) are not settings: they stay in the environment and are read
+only where a client is built (:mod:`hugginggpt.tools.llm.credentials`, as ``SecretStr``),
+so they never reach a run's settings, state or checkpoints.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from collections.abc import Iterable
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, AliasChoices, BeforeValidator, Field, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from hugginggpt.graph.refusals import refusal
-from hugginggpt.tools.env import env
+from hugginggpt.tools.env import Environment, env
 from hugginggpt.tools.errors import SettingsError
 from hugginggpt.tools.experts.availability import check_backend
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
@@ -83,8 +83,8 @@ class Context(BaseSettings, LLMSettings):
     approves and runs."""
 
     model_config = SettingsConfigDict(
-        env_prefix=_PREFIX, env_ignore_empty=True, enable_decoding=False, extra="forbid",
-        validate_default=True, validate_by_name=True, use_attribute_docstrings=True)
+        env_prefix=_PREFIX, enable_decoding=False, extra="forbid", validate_default=True,
+        validate_by_name=True, use_attribute_docstrings=True)
 
     caller: Caller = "python"
     """Who asks (set by each front door: the CLI, the web UI; a served run's default is
@@ -203,6 +203,16 @@ class Context(BaseSettings, LLMSettings):
             super().__init__(**settings)
         except ValidationError as exc:
             raise refusal(exc, type(self), lambda key: _entered(key, set(settings))) from None
+
+    @classmethod
+    def settings_customise_sources(
+            cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """A run's keywords, then the environment (no ``.env`` or secrets files)."""
+        return init_settings, Environment(settings_cls)
 
     @classmethod
     def model_json_schema(cls, by_alias: bool | None = False, *args: Any,

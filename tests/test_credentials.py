@@ -78,7 +78,9 @@ def test_the_openai_key_is_never_the_token_of_a_hugging_face_llm(monkeypatch):
     [endpoint] = config.endpoints
     assert hf_token(endpoint) is None and "HF_TOKEN" in (missing_credentials(endpoint) or "")
     monkeypatch.setenv("HF_TOKEN", "hf_thehuggingfacetoken")
-    assert hf_token(endpoint) == "hf_thehuggingfacetoken"
+    token = hf_token(endpoint)
+    assert token is not None and token.get_secret_value() == "hf_thehuggingfacetoken"
+    assert "hf_thehuggingfacetoken" not in repr(token)  # a secret is never shown
 
 
 def _config(tmp_path: Path, *endpoints: str) -> str:

@@ -56,7 +56,7 @@ def built(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMod
             max_new_tokens=1024,
             temperature=0.01,
             timeout=int(timeout_s),
-            huggingfacehub_api_token=token,
+            huggingfacehub_api_token=token.get_secret_value() if token else None,
             streaming=endpoint.streams,
             server_kwargs={"bill_to": bill_to} if bill_to else {},
         )
@@ -68,9 +68,9 @@ def built(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMod
     key = api_key(endpoint)
     try:
         if key is None and endpoint.base_url and missing_key(endpoint.model, endpoint.base_url):
-            key = "not-needed"  # a server at a base URL needs none; the client insists
+            key = SecretStr("not-needed")  # a server at a base URL needs none; the client insists
         options: dict[str, Any] = {
-            "api_key": SecretStr(key) if key else None, "timeout": timeout_s,
+            "api_key": key, "timeout": timeout_s,
             "max_retries": max_retries, "temperature": 0, "streaming": endpoint.streams,
             "stream_usage": True}
         llm = chat_model(endpoint.model, endpoint.base_url, options)

@@ -16,6 +16,7 @@ import logging
 import time
 
 from langchain_core.messages import BaseMessage
+from pydantic import SecretStr
 
 from hugginggpt.tools.env import env
 from hugginggpt.tools.errors import LLMCredentialsError
@@ -37,8 +38,9 @@ _log = logging.getLogger("hugginggpt.tools.llm.client")
 _HF_TOKENS = ("HF_TOKEN", "HUGGINGFACEHUB_API_TOKEN")
 
 
-def _first(names: tuple[str, ...]) -> str | None:
-    return next((value for name in names if (value := env(name))), None)
+def _first(names: tuple[str, ...]) -> SecretStr | None:
+    """The first of these variables that is set, as a secret (never shown: repr, logs)."""
+    return next((SecretStr(value) for name in names if (value := env(name))), None)
 
 
 def _is_hf_model_id(endpoint: Endpoint) -> bool:
@@ -49,7 +51,7 @@ def _is_openai(endpoint: Endpoint) -> bool:
     return provider_of(endpoint.model, endpoint.base_url)[0] == "openai"
 
 
-def api_key(endpoint: Endpoint) -> str | None:
+def api_key(endpoint: Endpoint) -> SecretStr | None:
     """The key for an endpoint from its ``api_key_env``; for an OpenAI-compatible one,
     else ``OPENAI_API_KEY``, else a placeholder for a server at a base URL that needs
     none (the client insists on one). None: the provider's package reads its own
@@ -57,17 +59,18 @@ def api_key(endpoint: Endpoint) -> str | None:
     if not _is_openai(endpoint):
         return _first(endpoint.api_key_env)
     key = _first(endpoint.api_key_env or (() if endpoint.base_url else ("OPENAI_API_KEY",)))
-    return key or ("not-needed" if endpoint.base_url else None)
+    return key or (SecretStr("not-needed") if endpoint.base_url else None)
 
 
-def hf_token(endpoint: Endpoint) -> str | None:
+def hf_token(endpoint: Endpoint) -> SecretStr | None:
     """The token for a Hugging Face endpoint (``hf:``): the configured variables,
     ``HF_TOKEN``, else the one ``hf auth login`` saved."""
     token = _first((*endpoint.api_key_env, *_HF_TOKENS))
     if token is None and _is_hf_model_id(endpoint):
         from huggingface_hub import get_token
 
-        token = get_token()
+        saved = get_token()
+        token = SecretStr(saved) if saved else None
     return token
 
 
