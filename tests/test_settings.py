@@ -173,3 +173,27 @@ def test_a_plugin_backend_is_valid_once_registered(test_tools):
                                     models=["my/model"]))
     assert Context(backend="mine").backend == "mine"
     assert Context(backend="mine,lite").backend == "mine,lite"
+
+
+def test_every_setting_has_its_variable_and_the_documented_names_still_work(monkeypatch):
+    from hugginggpt.graph.context import env_names
+
+    assert env_names("few_shot") == ("HUGGINGGPT_FEW_SHOT",)
+    assert env_names("llm_timeout_s") == ("HUGGINGGPT_LLM_TIMEOUT",)
+    assert env_names("llm_base_url") == ("HUGGINGGPT_LLM_BASE_URL", "OPENAI_BASE_URL")
+    monkeypatch.setenv("HUGGINGGPT_FEW_SHOT", " 2 ")  # read as env() reads: stripped
+    monkeypatch.setenv("HUGGINGGPT_LLM_TIMEOUT", "7")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("HUGGINGGPT_LLM", "  ")  # blank: not set
+    monkeypatch.setenv("LLM_TIMEOUT_S", "1")  # not a variable of ours
+    context = Context()
+    assert (context.few_shot, context.llm_timeout_s, context.llm) == (2, 7.0, None)
+    assert context.llm_base_url == "http://127.0.0.1:9/v1"
+    assert Context(llm_timeout_s=3).llm_timeout_s == 3  # by its name, the run's value wins
+
+
+def test_the_served_schema_names_the_settings_not_their_variables():
+    # the LangGraph server keeps only the keys of a run's context that this schema names
+    from hugginggpt.graph.callers import ServedContext
+
+    assert set(ServedContext.model_json_schema()["properties"]) == set(Context.model_fields)
