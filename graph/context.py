@@ -189,7 +189,6 @@ class Context(BaseSettings, LLMSettings):
     cache_max_entries: AtLeastOne = 10_000
     """Results the cache holds at most; the least recently used go first."""
 
-
     def __init__(self, **settings: Any) -> None:
         """The settings given, and the environment's for the rest, checked.
 
@@ -246,7 +245,8 @@ class Context(BaseSettings, LLMSettings):
 
 
 def env_names(setting: str) -> tuple[str, ...]:
-    """The environment variables a setting is read from (first set wins); () if none."""
+    """The environment variables a setting is read from (first set wins); () for a name
+    that is no setting."""
     declared = Context.model_fields.get(setting)
     if declared is None:
         return ()

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import HumanMessage
+from pydantic import SecretStr
 
 from hugginggpt.tools.addresses import is_hf_host
 from hugginggpt.tools.errors import LLMNotConfiguredError
@@ -62,8 +63,6 @@ def built(endpoint: Endpoint, timeout_s: float, max_retries: int) -> BaseChatMod
         )
         install_log_redaction()  # the loggers of the client just imported
         return ChatHuggingFace(llm=hf, streaming=endpoint.streams, stream_usage=True)
-
-    from pydantic import SecretStr
 
     key = api_key(endpoint)
     try:

@@ -1,12 +1,11 @@
 """LLM calls for the three roles (planner, selector, responder), routed and recorded.
 
 An endpoint's ``model`` is LangChain's ``provider:model`` (``anthropic:claude-...``,
-``ollama:qwen3:4b``, ...), built by ``init_chat_model``
-(:mod:`hugginggpt.tools.llm.providers`); a bare name is an OpenAI-compatible server
-(OpenAI, or vLLM, Ollama, TGI, LM Studio with a ``base_url``); ``hf:REPO_ID`` or
-``hf:URL`` is a Hugging Face model or endpoint through ``langchain-huggingface``;
-``transformers:REPO`` runs in this process (:mod:`hugginggpt.tools.llm.local_chat`),
-its structured replies generated under a grammar.
+``ollama:qwen3:4b``, ...); a bare name is an OpenAI-compatible server (OpenAI, or vLLM,
+Ollama, TGI, LM Studio with a ``base_url``); ``hf:REPO_ID`` or ``hf:URL`` is a Hugging
+Face model or endpoint; ``transformers:REPO`` runs in this process, its structured
+replies generated under a grammar. Each is called through its chat model
+(:mod:`hugginggpt.tools.llm.chat_models`).
 
 :func:`complete` is the one way the nodes call an LLM: the router
 (:mod:`hugginggpt.tools.llm.router`) orders the role's endpoints, a failure falls back to
