@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import AfterValidator, AliasChoices, BeforeValidator, Field, ValidationError
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from hugginggpt.graph.refusals import refusal
-from hugginggpt.tools.env import Environment, env
+from hugginggpt.tools.env import Environment, env, variables
 from hugginggpt.tools.errors import SettingsError
 from hugginggpt.tools.experts.availability import check_backend
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
@@ -247,24 +247,15 @@ class Context(BaseSettings, LLMSettings):
 def env_names(setting: str) -> tuple[str, ...]:
     """The environment variables a setting is read from (first set wins); () for a name
     that is no setting."""
-    declared = Context.model_fields.get(setting)
-    if declared is None:
-        return ()
-    alias = declared.validation_alias
-    if alias is None:
-        return (_PREFIX + setting.upper(),)
-    return tuple(map(str, alias.choices)) if isinstance(alias, AliasChoices) else (str(alias),)
+    return variables(Context, setting) if setting in Context.model_fields else ()
 
 
 def _entered(key: str, given: Iterable[str]) -> tuple[str, str | None]:
     """The setting a finding's key names, and the variable its value came from (None: it
     was given for the run)."""
-    if key in Context.model_fields:
-        if key in given:
-            return key, None
-        return key, next((n for n in env_names(key) if env(n) is not None), None)
-    setting = next((s for s in Context.model_fields if key in env_names(s)), key)
-    return setting, key if setting != key else None
+    if key in given:
+        return key, None
+    return key, next((n for n in env_names(key) if env(n) is not None), None)
 
 
 def _redact(value: Any) -> Any:

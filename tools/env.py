@@ -8,14 +8,16 @@ so they never reach state, checkpoints or traces.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import AliasChoices
 from pydantic.fields import FieldInfo
-from pydantic_settings import EnvSettingsSource
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
-__all__ = ["env", "Environment", "cache_dir"]
+__all__ = ["env", "Environment", "variables", "cache_dir"]
 
 
 def env(name: str, default: str | None = None) -> str | None:
@@ -24,13 +26,28 @@ def env(name: str, default: str | None = None) -> str | None:
     return value or default
 
 
-class Environment(EnvSettingsSource):
-    """The environment as pydantic-settings reads it for a settings class, each value
-    as :func:`env` reads it."""
+@functools.cache
+def variables(settings: type[BaseSettings], field: str) -> tuple[str, ...]:
+    """The environment variables a field of ``settings`` is read from, first set first:
+    those its ``validation_alias`` names, else its ``env_prefix`` and its name."""
+    alias = settings.model_fields[field].validation_alias
+    if alias is None:
+        return (settings.model_config.get("env_prefix", "") + field.upper(),)
+    return tuple(map(str, alias.choices)) if isinstance(alias, AliasChoices) else (str(alias),)
+
+
+class Environment(PydanticBaseSettingsSource):
+    """The environment as pydantic-settings' source for a settings class: each field
+    from its :func:`variables`, read as :func:`env` reads them (text, for the field's
+    type to read; no other variable is looked at)."""
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        value, key, is_complex = super().get_field_value(field, field_name)
-        return (value.strip() or None if isinstance(value, str) else value), key, is_complex
+        found = (env(name) for name in variables(self.settings_cls, field_name))
+        return next((value for value in found if value is not None), None), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return {name: value for name, field in self.settings_cls.model_fields.items()
+                if (value := self.get_field_value(field, name)[0]) is not None}
 
 
 def cache_dir() -> Path:
