@@ -84,7 +84,7 @@ class Context(BaseSettings, LLMSettings):
 
     model_config = SettingsConfigDict(
         env_prefix=_PREFIX, enable_decoding=False, extra="forbid", validate_default=True,
-        validate_by_name=True, use_attribute_docstrings=True)
+        validate_by_name=True)
 
     caller: Caller = "python"
     """Who asks (set by each front door: the CLI, the web UI; a served run's default is

@@ -121,7 +121,7 @@ class Endpoint(BaseModel):
     variables to read them from.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     """How the endpoint is shown (labels, records, logs): never with URL credentials;
@@ -206,7 +206,7 @@ class Endpoint(BaseModel):
 
 
 class RoutingConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     endpoints: tuple[Endpoint, ...]
     strategy: Annotated[Strategy, BeforeValidator(_strategy)] = "least-busy"

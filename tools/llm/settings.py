@@ -94,7 +94,7 @@ class LLMSettings(BaseModel):
     falls back to ``llm``; the expert (the ``llm`` backend) to the responder's.
     """
 
-    model_config = ConfigDict(validate_by_name=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(validate_by_name=True)
 
     llm: LLM = None
     llm_base_url: Url | None = Field(
