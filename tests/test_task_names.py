@@ -11,16 +11,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 import task_names  # noqa: E402
 
-STILL_NAMING = {
-    "nodes/planning/steps.py", "nodes/planning/offline.py",
-    "nodes/prompts.py", "tools/experts/confidence.py",
-    "hugginggpt/demo.py", "tools/llm/config.py", "tools/llm/client.py",
-    "tools/llm/local_chat.py",
-}
-"""Files outside the backends that name a task type today (the planner's rules, the
-confidence thresholds, the demo and a prompt's example; in the LLM client, transformers'
-and Hugging Face's own name for a text-generation pipeline or endpoint, and "chat"). The
-list only shrinks."""
+STILL_NAMING = {"tools/llm/config.py", "tools/llm/client.py", "tools/llm/local_chat.py"}
+"""Files outside the backends that name a task type today (in the LLM client,
+transformers' and Hugging Face's own name for a text-generation pipeline or endpoint,
+and "chat"). The list only shrinks."""
 
 
 def test_every_task_type_is_found_declared():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import AUDIO, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import AUDIO, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "audio-classification",
@@ -19,6 +19,8 @@ TASK = TaskType(
         r"|什么声音|什么乐器",
         needs="audio", rank=40),),
     asks_a_kind=True,
+    planning=Planning(ask="classify", replaces="named"),
+    picks_one=True,
     noun="classifying the audio",
     say=words.classified("recording"),
 )

@@ -31,6 +31,7 @@ TASK = TaskType(
         r"|\bwelche (?:art|rasse|sorte)|什么动物|什么品种|哪种",
         needs="image", rank=120),),
     asks_a_kind=True,
+    picks_one=True,
     noun="classifying the image",
     say=_image_classification,
 )
