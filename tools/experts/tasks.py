@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from hugginggpt.tools.kinds import DATA_KINDS, TEXT_LIKE, Kind
+from hugginggpt.tools.lexicon import KINDS
 
 if TYPE_CHECKING:
     from hugginggpt.tools.experts.words import Saying
@@ -172,10 +173,18 @@ class TaskType:
     """Its labels are alternatives, one of which is the answer (a classifier), so the top
     label's probability says how sure its model was; not a list of entities or objects
     found (:func:`~hugginggpt.tools.experts.confidence.from_labels`)."""
-    asks_a_kind: bool = False
-    """Its name does not say what is classified (sentiment, emotion, a language, a
-    sound): the request's words do, and selection keeps the models of the kind asked
-    for (:mod:`hugginggpt.nodes.intent`)."""
+    kinds: tuple[str, ...] = ()
+    """The kinds of answer its models give, where its name does not say which is asked
+    (sentiment, emotion, a language, a sound: :data:`~hugginggpt.tools.lexicon.KINDS`):
+    the request's words do, and selection keeps the models of the kind asked for
+    (:mod:`hugginggpt.nodes.intent`). A cue's ``intent`` is one of them."""
+
+    def __post_init__(self) -> None:
+        unknown = {c.intent for c in self.cues if c.intent} - set(self.kinds)
+        unknown |= set(self.kinds) - set(KINDS)
+        if unknown:
+            raise ValueError(f"{self.name}: kinds {sorted(unknown)} are not declared "
+                             f"(known: {sorted(KINDS)})")
     noun: str = ""
     """What a step of this type is called in a sentence: "the translation" ("The
     translation failed: ..."); empty: "the <name> step"."""

@@ -18,7 +18,7 @@ TASK = TaskType(
         r"voice|\bquel (?:son|bruit)|\bqu[ée] (?:sonido|ruido)|\bwelches? (?:geräusch|instrument)"
         r"|什么声音|什么乐器",
         needs="audio", rank=40),),
-    asks_a_kind=True,
+    kinds=("keyword", "sound", "emotion", "language"),
     planning=Planning(ask="classify", replaces="named"),
     picks_one=True,
     noun="classifying the audio",

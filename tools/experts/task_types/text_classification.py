@@ -32,7 +32,7 @@ TASK = TaskType(
     cues=(Cue(_LANGUAGE_ID, intent="language", rank=0),
           Cue(_SENTIMENT, intent="sentiment", rank=180)),
     planning=Planning(ask="classify", told_before=True),
-    asks_a_kind=True,
+    kinds=("sentiment", "emotion", "language"),
     picks_one=True,
     noun="the classification",
     say=words.classified(),
