@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from hugginggpt.graph.builder import build_graph
     from hugginggpt.graph.checkpoint import aopen_checkpointer, open_checkpointer
     from hugginggpt.graph.context import Context, SettingsError
-    from hugginggpt.graph.served import graph
     from hugginggpt.graph.state import InputState, OutputState, State
     from hugginggpt.tools.experts.as_langchain import langchain_tools
     from hugginggpt.tools.experts.registry import ToolContext, register_tool, tool

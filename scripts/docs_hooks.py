@@ -1,0 +1,34 @@
+"""MkDocs hooks (``hooks:`` in ``mkdocs.yml``), run before the build renders anything.
+
+- The generated reference pages are checked against the code, so that ``mkdocs build
+  --strict`` fails on a stale page (a renamed flag, a changed exit code, a new setting)
+  as it does on a broken link.
+- The package is laid out as it installs (``graph/``, ``nodes/`` and ``tools/`` as
+  ``hugginggpt.graph``, ...; ``scripts/installed_tree.py``) in ``build/docs-tree``,
+  where mkdocstrings reads the docstrings (``paths`` in ``mkdocs.yml``).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TREE = ROOT / "build" / "docs-tree"
+log = logging.getLogger("mkdocs.hooks.reference_pages")
+
+
+def on_pre_build(config: Any) -> None:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from scripts.installed_tree import lay_out
+    from scripts.reference_pages import stale
+
+    shutil.rmtree(TREE, ignore_errors=True)
+    lay_out(TREE)
+    for path in stale():
+        log.warning("docs/%s differs from the code: run python scripts/reference_pages.py",
+                    path)
