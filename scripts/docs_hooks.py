@@ -29,6 +29,6 @@ def on_pre_build(config: Any) -> None:
 
     shutil.rmtree(TREE, ignore_errors=True)
     lay_out(TREE)
-    for path in stale():
+    for path in stale(Path(config["docs_dir"])):
         log.warning("docs/%s differs from the code: run python scripts/reference_pages.py",
                     path)

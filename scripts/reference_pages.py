@@ -104,12 +104,13 @@ def _command(parser: argparse.ArgumentParser, help_line: str, depth: int) -> lis
     return lines
 
 
-def cli_page() -> str:
-    """The CLI reference: every command of ``hugginggpt``, from its parser."""
+def cli_page(parser: argparse.ArgumentParser | None = None) -> str:
+    """The CLI reference: every command of ``hugginggpt``, from its parser (by default
+    the one the command builds)."""
     from hugginggpt.cli import _parser
 
     with _columns(WIDTH):
-        parser = _parser()
+        parser = parser or _parser()
         sub, helps = _subcommands(parser)
         assert sub is not None
         lines = ["# The CLI", "", GENERATED, "",
@@ -152,10 +153,22 @@ def _type_name(annotation: Any) -> str:
     return f"`{str(annotation).replace('typing.', '')}`"
 
 
+_BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "min_length": "length >=",
+           "max_length": "length <="}
+"""annotated-types' constraints, as a reader would write them."""
+
+
 def _check(field: Any) -> str:
-    """A field's type and the constraints pydantic checks (``ge``, ``gt``, ...)."""
-    constraints = [repr(m) for m in field.metadata if type(m).__module__ == "annotated_types"]
-    return " ".join([_type_name(field.annotation), *constraints])
+    """A field's type, its bounds and the functions that check it (pydantic's
+    ``AfterValidator`` and the like, by name)."""
+    parts = [_type_name(field.annotation)]
+    for meta in field.metadata:
+        parts += [f"{sign} {getattr(meta, bound)}" for bound, sign in _BOUNDS.items()
+                  if getattr(meta, bound, None) is not None]
+        check = getattr(getattr(meta, "func", None), "__name__", None)
+        if check and not check.startswith("<"):
+            parts.append(f"checked by `{check.lstrip('_')}`")
+    return ", ".join(parts)
 
 
 def _variables(name: str, field: Any, prefix: str) -> list[str]:
@@ -225,11 +238,12 @@ PAGES: dict[str, Callable[[], str]] = {
 """Each generated page (its path under ``docs/``) and what makes it."""
 
 
-def stale() -> list[str]:
-    """The generated pages whose committed text differs from what the code gives now."""
+def stale(docs: Path = DOCS) -> list[str]:
+    """The generated pages under ``docs`` whose text differs from what the code gives
+    now."""
     return [path for path, make in PAGES.items()
-            if not (DOCS / path).exists()
-            or (DOCS / path).read_text(encoding="utf-8") != make()]
+            if not (docs / path).exists()
+            or (docs / path).read_text(encoding="utf-8") != make()]
 
 
 def main(argv: list[str] | None = None) -> int:
