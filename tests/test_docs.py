@@ -34,6 +34,8 @@ def test_the_site_builds_strict(tmp_path):
     assert (tmp_path / "reference" / "cli" / "index.html").exists()
     api = (tmp_path / "reference" / "python-api" / "index.html").read_text(encoding="utf-8")
     assert "RunResult" in api and "aresume" in api  # rendered from the docstrings
+    server = (tmp_path / "guides" / "server" / "index.html").read_text(encoding="utf-8")
+    assert "get_client" in server and 'test="skip"' not in server  # a plain Python block
 
 
 def test_the_reference_pages_are_what_the_code_gives():
