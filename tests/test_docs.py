@@ -99,3 +99,13 @@ def test_a_setting_row_names_its_variables_default_check_and_description():
         "| `str \\| None` |  |",
         "| `backend` | `HUGGINGGPT_BACKEND` | `'auto'` | `str`, checked by `strip` |  |",
     ]
+
+
+def test_docstrings_rest_habits_read_as_markdown():
+    from scripts.griffe_docstrings import markdown
+
+    text = ("Uses :class:`~hugginggpt.api.RunResult` and :func:`hugginggpt.run`.\n\n"
+            "Example::\n\n    import hugginggpt\n\n    hugginggpt.run('x')\n\nAfter.")
+    assert markdown(text) == (
+        "Uses `RunResult` and `hugginggpt.run`.\n\nExample:\n\n```python\nimport hugginggpt\n"
+        "\nhugginggpt.run('x')\n```\n\nAfter.")
