@@ -1,7 +1,8 @@
 """The documentation's generated reference pages, from the code: the CLI (every command,
 argument and default, from the ``hugginggpt`` parser), the exit codes (from
 ``EXIT_CODES``) and the settings (every field of ``Context``: its variable, default,
-check and description).
+check and description); and, in the Architecture page, the import contracts that
+``make lint`` checks, drawn from ``pyproject.toml``.
 
 A page is committed as it is generated, so that the site builds from the repository as
 it stands; ``mkdocs build`` (through ``scripts/docs_hooks.py``) and
@@ -16,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+import tomllib
 import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -230,6 +233,44 @@ def settings_page() -> str:
     ])
 
 
+def contracts_block() -> str:
+    """The import contracts of ``pyproject.toml``, each drawn as its layers, top down."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    lines: list[str] = []
+    for contract in config["tool"]["importlinter"]["contracts"]:
+        within = ", ".join(contract.get("containers", [])) or config["tool"]["importlinter"][
+            "root_package"]
+        lines += [f"**{contract['name']}** (a `{contract['type']}` contract, in `{within}`)",
+                  "", "```text"]
+        for i, layer in enumerate(contract["layers"]):
+            lines += (["   ▼"] if i else []) + [layer]
+        lines += ["```", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+BLOCKS: dict[str, dict[str, Callable[[], str]]] = {
+    "architecture.md": {"import-contracts": contracts_block},
+}
+"""Generated blocks inside hand-written pages, between ``<!-- name -->`` and
+``<!-- /name -->``."""
+
+
+def with_blocks(text: str, blocks: dict[str, Callable[[], str]]) -> str:
+    """``text`` with each marked block replaced by what its function makes now.
+
+    Raises:
+        ValueError: a block's markers are missing.
+    """
+    for name, make in blocks.items():
+        pattern = re.compile(rf"(<!-- {re.escape(name)} -->\n)(.*?)(<!-- /{re.escape(name)} -->)",
+                             re.DOTALL)
+        if not pattern.search(text):
+            raise ValueError(f"no <!-- {name} --> ... <!-- /{name} --> block")
+        body = make()
+        text = pattern.sub(lambda m, b=body: m.group(1) + b + m.group(3), text)
+    return text
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "reference/cli.md": cli_page,
     "reference/exit-codes.md": exit_codes_page,
@@ -241,9 +282,14 @@ PAGES: dict[str, Callable[[], str]] = {
 def stale(docs: Path = DOCS) -> list[str]:
     """The generated pages under ``docs`` whose text differs from what the code gives
     now."""
-    return [path for path, make in PAGES.items()
-            if not (docs / path).exists()
-            or (docs / path).read_text(encoding="utf-8") != make()]
+    differ = [path for path, make in PAGES.items()
+              if not (docs / path).exists()
+              or (docs / path).read_text(encoding="utf-8") != make()]
+    for path, blocks in BLOCKS.items():
+        text = (docs / path).read_text(encoding="utf-8")
+        if with_blocks(text, blocks) != text:
+            differ.append(path)
+    return differ
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -261,6 +307,9 @@ def main(argv: list[str] | None = None) -> int:
     for path, make in PAGES.items():
         (DOCS / path).parent.mkdir(parents=True, exist_ok=True)
         (DOCS / path).write_text(make(), encoding="utf-8")
+    for path, blocks in BLOCKS.items():
+        page = DOCS / path
+        page.write_text(with_blocks(page.read_text(encoding="utf-8"), blocks), encoding="utf-8")
     return 0
 
 

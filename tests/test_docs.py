@@ -44,12 +44,15 @@ def test_the_reference_pages_are_what_the_code_gives():
 
 def test_a_page_edited_by_hand_is_stale(tmp_path):
     docs = tmp_path / "docs"
-    shutil.copytree(DOCS / "reference", docs / "reference")
-    page = docs / "reference" / "cli.md"
-    text = page.read_text(encoding="utf-8")
-    assert "`--max-subtasks`" in text
-    page.write_text(text.replace("`--max-subtasks`", "`--max-steps`"), encoding="utf-8")
-    assert stale(docs) == ["reference/cli.md"]
+    shutil.copytree(DOCS, docs)
+    for path, old, new in [("reference/cli.md", "`--max-subtasks`", "`--max-steps`"),
+                           ("architecture.md", "hugginggpt.cli\n   ▼\nhugginggpt.ui",
+                            "hugginggpt.ui\n   ▼\nhugginggpt.cli")]:
+        page = docs / path
+        text = page.read_text(encoding="utf-8")
+        assert old in text
+        page.write_text(text.replace(old, new), encoding="utf-8")
+    assert stale(docs) == ["reference/cli.md", "architecture.md"]
 
 
 def test_a_flag_renamed_in_the_parser_no_longer_matches_the_page():
