@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mkdocs.plugins import event_priority
+
 ROOT = Path(__file__).resolve().parents[1]
 TREE = ROOT / "build" / "docs-tree"
 log = logging.getLogger("mkdocs.hooks.reference_pages")
@@ -28,14 +30,19 @@ TEST_SETTINGS = re.compile(r'^(\s*```\s*(?:python|py))((?:\s+(?:test|reason)="[^
 """A Python fence's opening line with its test settings (pytest-examples' format)."""
 
 
-def on_pre_build(config: Any) -> None:
+@event_priority(100)  # before mkdocstrings reads its paths (it drops one that is missing)
+def on_config(config: Any) -> None:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from scripts.installed_tree import lay_out
-    from scripts.reference_pages import stale
 
     shutil.rmtree(TREE, ignore_errors=True)
     lay_out(TREE)
+
+
+def on_pre_build(config: Any) -> None:
+    from scripts.reference_pages import stale
+
     for path in stale(Path(config["docs_dir"])):
         log.warning("docs/%s differs from the code: run python scripts/reference_pages.py",
                     path)
