@@ -1,8 +1,9 @@
 """The documentation's generated reference pages, from the code: the CLI (every command,
 argument and default, from the ``hugginggpt`` parser), the exit codes (from
 ``EXIT_CODES``) and the settings (every field of ``Context``: its variable, default,
-check and description); and, in the Architecture page, the import contracts that
-``make lint`` checks, drawn from ``pyproject.toml``.
+check and description); and, in hand-written pages, blocks generated from
+``pyproject.toml``: the import contracts that ``make lint`` checks (Architecture) and
+the package's extras (Getting started).
 
 A page is committed as it is generated, so that the site builds from the repository as
 it stands; ``mkdocs build`` (through ``scripts/docs_hooks.py``) and
@@ -248,8 +249,17 @@ def contracts_block() -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def extras_block() -> str:
+    """The package's extras, each with what it installs, from ``pyproject.toml``."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    rows = [f"| `{name}` | {_cell(', '.join(f'`{r}`' for r in requirements))} |"
+            for name, requirements in config["project"]["optional-dependencies"].items()]
+    return "\n".join(["| extra | what it installs |", "| --- | --- |", *rows]) + "\n"
+
+
 BLOCKS: dict[str, dict[str, Callable[[], str]]] = {
     "architecture.md": {"import-contracts": contracts_block},
+    "getting-started.md": {"extras": extras_block},
 }
 """Generated blocks inside hand-written pages, between ``<!-- name -->`` and
 ``<!-- /name -->``."""
