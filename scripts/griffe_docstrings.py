@@ -60,9 +60,14 @@ def literal_blocks(text: str) -> str:
     return "\n".join(out)
 
 
+def roles_as_code(text: str) -> str:
+    """Each role of ``text`` as code."""
+    return ROLE.sub(_role, text)
+
+
 def markdown(text: str) -> str:
     """A docstring's roles and literal blocks as Markdown."""
-    return literal_blocks(ROLE.sub(_role, text))
+    return literal_blocks(roles_as_code(text))
 
 
 class RestToMarkdown(Extension):

@@ -21,6 +21,7 @@ import os
 import re
 import sys
 import tomllib
+import types
 import typing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,10 +41,17 @@ def _cell(text: object) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+CODE_SPAN = re.compile(r"(`+).+?\1")
+
+
 def _prose(text: str) -> str:
-    """Help text for a table cell, its ``<placeholders>`` shown rather than read as
-    HTML."""
-    return _cell(text.replace("<", "&lt;"))
+    """Help text for a table cell, its ``<placeholders>`` shown rather than read as HTML
+    (outside code spans, which show them as they are)."""
+    parts, at = [], 0
+    for span in CODE_SPAN.finditer(text):
+        parts += [text[at:span.start()].replace("<", "&lt;"), span.group()]
+        at = span.end()
+    return _cell("".join([*parts, text[at:].replace("<", "&lt;")]))
 
 
 @contextmanager
@@ -149,12 +157,22 @@ def exit_codes_page() -> str:
 
 
 def _type_name(annotation: Any) -> str:
-    """A field's type as a reader would say it (``Literal`` as its choices)."""
-    if typing.get_origin(annotation) is typing.Literal:
-        return "one of " + ", ".join(f"`{c}`" for c in typing.get_args(annotation))
-    if isinstance(annotation, type):
-        return f"`{annotation.__name__}`"
-    return f"`{str(annotation).replace('typing.', '')}`"
+    """A field's type as a reader would say it: ``Literal`` as its choices, ``Optional``
+    as "or None", the constraints of ``Annotated`` left to :func:`_checks`."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type_name(args[0])
+    if origin is typing.Literal:
+        return "one of " + ", ".join(f"`{choice}`" for choice in args)
+    if origin in (typing.Union, types.UnionType):
+        named = [_type_name(a) for a in args if a is not type(None)]
+        return " or ".join(named) + (" or `None`" if type(None) in args else "")
+    if origin is not None:
+        inner = ", ".join(_type_name(a).strip("`") for a in args)
+        return f"`{getattr(origin, '__name__', str(origin))}[{inner}]`"
+    if annotation is typing.Any:
+        return "`Any`"
+    return f"`{getattr(annotation, '__name__', str(annotation))}`"
 
 
 _BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "min_length": "length >=",
@@ -162,17 +180,26 @@ _BOUNDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "min_length": "length >
 """annotated-types' constraints, as a reader would write them."""
 
 
+def _metadata(annotation: Any) -> list[Any]:
+    """The ``Annotated`` metadata anywhere in a type (``Optional[Annotated[...]]``)."""
+    args = typing.get_args(annotation)
+    own = list(args[1:]) if typing.get_origin(annotation) is typing.Annotated else []
+    return own + [m for arg in args if not isinstance(arg, str) for m in _metadata(arg)]
+
+
 def _check(field: Any) -> str:
     """A field's type, its bounds and the functions that check it (pydantic's
     ``AfterValidator`` and the like, by name)."""
-    parts = [_type_name(field.annotation)]
-    for meta in field.metadata:
+    parts, checks = [_type_name(field.annotation)], []
+    for meta in [*field.metadata, *_metadata(field.annotation)]:
         parts += [f"{sign} {getattr(meta, bound)}" for bound, sign in _BOUNDS.items()
                   if getattr(meta, bound, None) is not None]
         check = getattr(getattr(meta, "func", None), "__name__", None)
         if check and not check.startswith("<"):
-            parts.append(f"checked by `{check.lstrip('_')}`")
-    return ", ".join(parts)
+            checks.append(f"`{check.lstrip('_')}`")
+    if checks:
+        parts.append("checked by " + ", ".join(dict.fromkeys(checks)))
+    return ", ".join(dict.fromkeys(parts))
 
 
 def _variables(name: str, field: Any, prefix: str) -> list[str]:
@@ -193,11 +220,13 @@ def _default(field: Any) -> str:
 def settings_rows(model: type) -> list[str]:
     """A settings model's fields as table rows: name, variables, default, check and
     description, from pydantic's ``model_fields`` and ``env_prefix``."""
+    from scripts.griffe_docstrings import roles_as_code
+
     prefix = model.model_config.get("env_prefix", "")  # type: ignore[attr-defined]
     fields = model.model_fields  # type: ignore[attr-defined]
     return [f"| `{name}` | {', '.join(f'`{v}`' for v in _variables(name, field, prefix))} "
             f"| {_cell(_default(field))} | {_cell(_check(field))} "
-            f"| {_prose(field.description or '')} |"
+            f"| {_prose(roles_as_code(field.description or ''))} |"
             for name, field in fields.items()]
 
 

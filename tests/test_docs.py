@@ -12,7 +12,14 @@ import sys
 from typing import Annotated, Literal
 
 import pytest
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+)
 
 from scripts.reference_pages import DOCS, PAGES, ROOT, cli_page, settings_rows, stale
 
@@ -84,25 +91,33 @@ class _Settings(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True, env_prefix="HUGGINGGPT_")
 
     planner: Literal["auto", "llm", "offline"] = "auto"
-    """``auto``: the LLM when one is configured, else the <offline> planner."""
+    """``auto``: the LLM when one is configured, else the <offline> planner
+    (:mod:`hugginggpt.nodes.planning`, ``<bank>``)."""
+    download: Literal["ask", "no"] | None = None
     max_subtasks: Annotated[int, Field(ge=1)] = 10
     subtask_timeout_s: Annotated[float, Field(gt=0)] = Field(
         300.0, validation_alias="HUGGINGGPT_SUBTASK_TIMEOUT")
     llm_base_url: str | None = Field(None, validation_alias=AliasChoices(
         "HUGGINGGPT_LLM_BASE_URL", "OPENAI_BASE_URL"))
     backend: Annotated[str, AfterValidator(str.strip)] = "auto"
+    hosts: Annotated[dict[str, Annotated[str, AfterValidator(str.lower)]],
+                     BeforeValidator(str.split)] | None = None
 
 
 def test_a_setting_row_names_its_variables_default_check_and_description():
     rows = settings_rows(_Settings)
     assert rows == [
         "| `planner` | `HUGGINGGPT_PLANNER` | `'auto'` | one of `auto`, `llm`, `offline` "
-        "| ``auto``: the LLM when one is configured, else the &lt;offline> planner. |",
+        "| ``auto``: the LLM when one is configured, else the &lt;offline> planner "
+        "(`hugginggpt.nodes.planning`, ``<bank>``). |",
+        "| `download` | `HUGGINGGPT_DOWNLOAD` | `None` | one of `ask`, `no` or `None` |  |",
         "| `max_subtasks` | `HUGGINGGPT_MAX_SUBTASKS` | `10` | `int`, >= 1 |  |",
         "| `subtask_timeout_s` | `HUGGINGGPT_SUBTASK_TIMEOUT` | `300.0` | `float`, > 0 |  |",
         "| `llm_base_url` | `HUGGINGGPT_LLM_BASE_URL`, `OPENAI_BASE_URL` | `None` "
-        "| `str \\| None` |  |",
+        "| `str` or `None` |  |",
         "| `backend` | `HUGGINGGPT_BACKEND` | `'auto'` | `str`, checked by `strip` |  |",
+        "| `hosts` | `HUGGINGGPT_HOSTS` | `None` | `dict[str, str]` or `None`, checked by "
+        "`split`, `lower` |  |",
     ]
 
 
