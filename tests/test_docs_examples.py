@@ -9,9 +9,15 @@ what the blocks print."""
 from __future__ import annotations
 
 import pytest
-from pytest_examples import CodeExample, EvalExample, find_examples
 
 from scripts.reference_pages import DOCS
+
+pytest_examples = pytest.importorskip(
+    "pytest_examples", reason="pytest-examples is not installed (pip install -e '.[docs]', "
+    "part of dev)")
+CodeExample, EvalExample, find_examples = (pytest_examples.CodeExample,
+                                           pytest_examples.EvalExample,
+                                           pytest_examples.find_examples)
 
 
 @pytest.mark.parametrize("example", list(find_examples(DOCS)), ids=str)
