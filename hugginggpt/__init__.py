@@ -18,6 +18,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# ``graph`` (the compiled graph) is left out here: ``hugginggpt.graph`` also names the
+# subpackage, and static readers (mypy, the docs' Griffe) would take one for the other.
 if TYPE_CHECKING:
     from hugginggpt.api import RunResult, aresume, arun, resume, run
     from hugginggpt.graph.builder import build_graph
