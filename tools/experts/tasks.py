@@ -77,7 +77,10 @@ class Cue:
     Italian and Chinese).
 
     Attributes:
-        pattern: a regular expression, matched without regard to case.
+        pattern: a regular expression, matched without regard to case. A group named
+            ``labels`` in it is what the clause names for the step to look for: its
+            labels ("find the red mug in": "red mug"; several: "the red mug and the
+            kettle").
         needs: the kind of input the task needs (a caption means nothing without an
             image to caption); None for a text task.
         weak: counts only when no other cue matched ("write", "tell me").
