@@ -57,14 +57,22 @@ _COLORS = [(230, 25, 75), (60, 180, 75), (255, 225, 25), (0, 130, 200), (245, 13
 @adapter("object-detection", Loading(pipeline="object-detection"))
 def object_detection(image: Path, model: str, ctx: ToolContext) -> dict[str, Any]:
     """The objects found (label, score, box in pixels) and the image with them drawn."""
-    from PIL import ImageDraw
-
     picture = _open_image(image)
     with _running("object-detection", model) as pipe:
         found = pipe(picture, threshold=DETECTION_THRESHOLD)
+    return _boxes_drawn(picture, found, ctx)
+
+
+def _boxes_drawn(picture: Any, found: list[dict[str, Any]], ctx: ToolContext) -> dict[str, Any]:
+    """A detector's finds as outputs (label, score, box in pixels within the image) and
+    the image with the boxes drawn, saved as a PNG artifact."""
+    from PIL import ImageDraw
+
+    width, height = picture.size
+    sides = {"xmin": width, "xmax": width, "ymin": height, "ymax": height}
     objects: list[dict[str, Any]] = [
         {"label": str(o["label"]), "score": round(float(o["score"]), 6),
-         "box": {k: int(round(float(v))) for k, v in o["box"].items()}}
+         "box": {k: min(max(round(float(v)), 0), sides[k] - 1) for k, v in o["box"].items()}}
         for o in found
     ]
     draw = ImageDraw.Draw(picture)
