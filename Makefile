@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench eval soak
+.PHONY: setup demo test lint bench eval soak docs docs-build
 
 # torch's CPU build by default, from PyTorch's CPU wheel index (the package index serves a
 # CUDA-linked build of several GB on Linux); TORCH_INDEX=https://download.pytorch.org/whl/cu126
@@ -53,3 +53,12 @@ bench: $(STAMP)
 
 soak: $(STAMP)
 	$(BIN)/python benchmarks/soak.py
+
+# The documentation site (docs/, mkdocs.yml): served with live reload on
+# http://127.0.0.1:8000, or built strict into site/ (a broken link, a missing reference
+# or a stale generated page fails the build), as CI does.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+docs-build: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict

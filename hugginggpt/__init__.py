@@ -18,12 +18,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# ``graph`` (the compiled graph) is left out here: ``hugginggpt.graph`` also names the
+# subpackage, and static readers (mypy, the docs' Griffe) would take one for the other.
 if TYPE_CHECKING:
     from hugginggpt.api import RunResult, aresume, arun, resume, run
     from hugginggpt.graph.builder import build_graph
     from hugginggpt.graph.checkpoint import aopen_checkpointer, open_checkpointer
     from hugginggpt.graph.context import Context, SettingsError
-    from hugginggpt.graph.served import graph
     from hugginggpt.graph.state import InputState, OutputState, State
     from hugginggpt.tools.experts.as_langchain import langchain_tools
     from hugginggpt.tools.experts.registry import ToolContext, register_tool, tool

@@ -12,11 +12,11 @@ clause and keeps only the candidates whose kind fits (:func:`intent_part`).
 
 What is hand-written, and what comes from the cards:
 
-- hand-written: :data:`KIND_WORDS`, a few stems per kind (the kind's name and the
-  request words that ask for it; "like" is left out, since "I would like to know which
-  language" is not a sentiment question), :data:`RELATED` (an emotion question may fall
-  back to a sentiment model), :func:`asks_a_kind`, the words that start a negation, a
-  question or an instruction, and a few stop words;
+- hand-written: the lexicon's kinds (:data:`~hugginggpt.tools.lexicon.KINDS`: a few
+  stems per kind, the choices a question offers for it, which kinds are related: an
+  emotion question may fall back to a sentiment model), the kinds each task type serves
+  (its declaration's ``kinds``), the words that start a negation, a question or an
+  instruction, and a few stop words;
 - from the cards: a card's kind is the kind whose stems its id and description use most,
   outside negated phrases (the language detector's card "says nothing about
   sentiment"); and a kind's cue words grow by the words of the descriptions' first
@@ -42,45 +42,34 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from hugginggpt.nodes.planning.reading import (
-    LANGUAGE_CHOICE,
-    PLACEHOLDER,
-    POLAR_CHOICE,
-    mask,
-    split_clauses,
-)
+from hugginggpt.nodes.planning.reading import PLACEHOLDER, mask, split_clauses
 from hugginggpt.tools.experts.catalog import ModelCard
 from hugginggpt.tools.experts.lite.engines import embed
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.languages import BY_NAME
+from hugginggpt.tools.lexicon import KINDS
 
 __all__ = ["ASKED_ONLY", "asks_a_kind", "KIND_WORDS", "RELATED", "Intent", "card_kind",
            "cue_words", "focus", "intent_clause", "intent_part", "read_intent"]
 
 def asks_a_kind(task: str) -> bool:
     """Whether the task type's name does not say what is classified, as it declares
-    (zero-shot gets its labels from the request, token classification is named
-    entities)."""
+    (its :attr:`~hugginggpt.tools.experts.tasks.TaskType.kinds`)."""
     declared = get_task_type(task)
-    return declared is not None and declared.asks_a_kind
+    return declared is not None and bool(declared.kinds)
 
-KIND_WORDS: dict[str, tuple[str, ...]] = {
-    "sentiment": ("sentiment", "positiv", "positif", "negativ", "negatif", "polarit",
-                  "opinion", "review", "hate", "love", "正面", "负面", "情感"),
-    "emotion": ("emotion", "emoci", "gefuhl", "feel", "mood", "angry", "anger", "happy",
-                "happiness", "joy", "sad", "fear", "surprise", "disgust", "情绪"),
-    "language": ("languag", "langue", "idioma", "sprache", "lengua", "dialect", "语言",
-                 "哪种语"),
-    "keyword": ("keyword", "command", "word"),
-    "sound": ("sound", "noise", "audioset"),
-}
-"""Stems per kind: a word matches a stem it starts with, up to four letters longer (a
-Chinese stem matches anywhere in a run of Chinese characters)."""
 
-ASKED_ONLY = frozenset({"language"})
+def _served(task: str) -> frozenset[str]:
+    declared = get_task_type(task)
+    return frozenset(declared.kinds) if declared else frozenset()
+
+
+KIND_WORDS: dict[str, tuple[str, ...]] = {name: kind.stems for name, kind in KINDS.items()}
+"""Stems per kind (:data:`~hugginggpt.tools.lexicon.KINDS`)."""
+ASKED_ONLY = frozenset(name for name, kind in KINDS.items() if kind.asked_only)
 """Kinds a model serves only when the request asks for them by name."""
-
-RELATED = frozenset({frozenset({"sentiment", "emotion"})})
+RELATED = frozenset(frozenset({name, other}) for name, kind in KINDS.items()
+                    for other in kind.related)
 """Kinds close enough that a model of one may answer a question about the other."""
 
 MATCH, CLOSE = 2.0, -1.0
@@ -300,8 +289,8 @@ def _choices(text: str) -> Counter[str]:
     and opposite judgements ("good or bad?", "buena o mala"), whatever words surround
     them."""
     plain = PLACEHOLDER.sub(" ", text)
-    return Counter({"language": len(LANGUAGE_CHOICE.findall(plain)),
-                    "sentiment": len(POLAR_CHOICE.findall(plain))}) + Counter()
+    return Counter({name: len(kind.choice.findall(plain)) for name, kind in KINDS.items()
+                    if kind.choice}) + Counter()
 
 
 def _first_cue(words: list[str], stems: frozenset[str]) -> str | None:
@@ -318,7 +307,8 @@ def read_intent(request: str, task: str, literals: Sequence[str], description: s
     (:func:`_asked`; None when the words do not tell)."""
     if not asks_a_kind(task):
         return Intent(intent_clause(request, literals, description))
-    offered = cue_words(cards)
+    offered = {kind: words for kind, words in cue_words(cards).items()
+               if kind in _served(task)}  # as the task type declares: no sounds in texts
     cues = {kind: frozenset(stems) for kind, stems in KIND_WORDS.items()} | offered
 
     def asked(text: str) -> str | None:
@@ -329,7 +319,7 @@ def read_intent(request: str, task: str, literals: Sequence[str], description: s
     kind = asked(clause)
     if kind is None:
         return Intent(clause)
-    choice = {"language": LANGUAGE_CHOICE, "sentiment": POLAR_CHOICE}.get(kind)
+    choice = KINDS[kind].choice
     chosen = choice.search(PLACEHOLDER.sub(" ", clause)) if choice else None
     return Intent(clause, kind, _first_cue(words, cues[kind]) or (
         chosen.group(0) if chosen else None))

@@ -113,6 +113,7 @@ def _messages(state: State, context: Context) -> list[BaseMessage]:
     messages: list[BaseMessage] = [
         SystemMessage(PLANNER_SYSTEM.format(
             task_types="\n".join(t.describe() for t in task_types()),
+            image_reader=next(t.name for t in task_types() if t.planning.reads == "image"),
             max_subtasks=context.max_subtasks,
         )),
         HumanMessage(PLANNER_USER.format(

@@ -42,7 +42,7 @@ from this caption: <GENERATED>-0 and these objects: <GENERATED>-1"}}. File argum
 give its file name as the whole text argument ({{"text": "notes.txt"}}); its content is \
 read when the subtask runs. A CSV goes to a table task only when the request asks for one.
 - Words inside an image (a screenshot of a review, a photo of a receipt or a sign) are \
-read first: an image-to-text subtask, then the text task takes its "<GENERATED>-k".
+read first: an {image_reader} subtask, then the text task takes its "<GENERATED>-k".
 
 Task types (arguments -> outputs):
 {task_types}

@@ -1,5 +1,6 @@
 """What runs where: per task type, the backends that can run it, the model ``auto``
-chooses and whether it runs offline, generated from the code (``README.md`` shows it).
+chooses and whether it runs offline, generated from the code (``README.md`` and the
+documentation's ``docs/reference/what-runs-where.md`` show it).
 
 Nothing is listed by hand: the four set-ups of ``benchmarks/coverage.py`` are measured,
 and a fifth, offline with the catalog's models in the cache (each a fresh process,
@@ -11,8 +12,9 @@ that runs the task type. A backend, task type or catalog model added in the code
 up at the next run.
 
 Usage: ``python scripts/what_runs_where.py`` prints the table; ``--write`` replaces it,
-and the coverage table, in ``README.md`` (between their ``<!-- name -->`` and
-``<!-- /name -->`` markers); ``--check`` exits 1 when the README differs.
+and the coverage table, in ``README.md`` and the documentation's page (between their
+``<!-- name -->`` and ``<!-- /name -->`` markers); ``--check`` exits 1 when either
+differs.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.coverage import CACHED, SETUPS, Found, measure, report  # noqa: E402
 
 README = ROOT / "README.md"
+PAGES = (README, ROOT / "docs" / "reference" / "what-runs-where.md")
+"""The files that show the generated blocks."""
 NEEDS = {"offline": "", "cached": "weights cached or downloaded", "llm": "LLM key",
          "llm+hf": "HF token", "downloads": "a download"}
 """What a backend needs, by the first set-up in which it runs a task type."""
@@ -75,7 +79,7 @@ def replace(text: str, generated: dict[str, str]) -> str:
         pattern = re.compile(rf"(<!-- {re.escape(name)} -->\n)(.*?)(<!-- /{re.escape(name)} -->)",
                              re.DOTALL)
         if not pattern.search(text):
-            raise ValueError(f"README has no <!-- {name} --> ... <!-- /{name} --> block")
+            raise ValueError(f"no <!-- {name} --> ... <!-- /{name} --> block")
         text = pattern.sub(lambda m, b=body: m.group(1) + b + "\n" + m.group(3), text)
     return text
 
@@ -83,27 +87,29 @@ def replace(text: str, generated: dict[str, str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="update README.md")
-    mode.add_argument("--check", action="store_true", help="exit 1 if README.md differs")
+    mode.add_argument("--write", action="store_true", help="update the pages")
+    mode.add_argument("--check", action="store_true", help="exit 1 if a page differs")
     args = parser.parse_args(argv)
     generated = blocks(measure(MEASURED))
     if not (args.write or args.check):
         print(generated["what-runs-where"])
         return 0
-    current = README.read_text(encoding="utf-8")
-    try:
-        wanted = replace(current, generated)
-    except ValueError as exc:
-        print(f"what_runs_where: {exc}", file=sys.stderr)
-        return 2
-    if args.write:
-        README.write_text(wanted, encoding="utf-8")
-        return 0
-    if wanted != current:
-        print("README.md differs from the code: run python scripts/what_runs_where.py --write",
-              file=sys.stderr)
-        return 1
-    return 0
+    differ = []
+    for page in PAGES:
+        current = page.read_text(encoding="utf-8")
+        try:
+            wanted = replace(current, generated)
+        except ValueError as exc:
+            print(f"what_runs_where: {page.relative_to(ROOT)}: {exc}", file=sys.stderr)
+            return 2
+        if args.write:
+            page.write_text(wanted, encoding="utf-8")
+        elif wanted != current:
+            differ.append(page)
+    for page in differ:
+        print(f"{page.relative_to(ROOT)} differs from the code: run python "
+              "scripts/what_runs_where.py --write", file=sys.stderr)
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":

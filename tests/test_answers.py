@@ -125,6 +125,17 @@ CASES: list[tuple[str, dict[str, Any], dict[str, str], str, str, str, str]] = [
      {"labels": [{"label": "a cat", "score": 0.9512}, {"label": "a dog", "score": 0.0488}]},
      {"image": "pet.png", "labels": "a cat, a dog"}, "openai/clip-vit-base-patch32", "local",
      "", "The image best fits a cat (95%); then a dog (5%)."),
+    ("zero-shot-object-detection",
+     {"image": IMAGE, "objects": [
+         {"label": "red mug", "score": 0.41, "box": {"xmin": 1, "ymin": 2, "xmax": 30, "ymax": 40}},
+         {"label": "red mug", "score": 0.2, "box": {"xmin": 50, "ymin": 2, "xmax": 60, "ymax": 9}},
+         {"label": "car keys", "score": 0.1314, "box": {"xmin": 5, "ymin": 5, "xmax": 9,
+                                                        "ymax": 8}}]},
+     {"image": "kitchen.png", "labels": "red mug, car keys, kettle"},
+     "google/owlvit-base-patch32", "local", "",
+     "Found 2 red mugs (score 0.41, at x 1-30, y 2-40; score 0.20, at x 50-60, y 2-9) and car "
+     "keys (score 0.13, at x 5-9, y 5-8); the boxes are drawn on "
+     "artifacts/t1/3f2a9c1e0b7d4a51.png. No kettle was found."),
     ("image-text-to-text", {"text": "A red bicycle leans on a wall."}, {"image": "bike.png"},
      "HuggingFaceTB/SmolVLM-256M-Instruct", "local", "",
      "Description: A red bicycle leans on a wall."),
@@ -223,6 +234,10 @@ def test_empty_outputs_are_said_plainly():
     assert _answer("automatic-speech-recognition", {"text": ""}) == \
         "No speech was recognised in the recording."
     assert _answer("token-classification", {"entities": []}) == "No named entities were found."
+    assert _answer("zero-shot-object-detection", {"image": IMAGE, "objects": []},
+                   {"image": "kitchen.png", "labels": "red mug, kettle"}) == (
+        "No red mug or kettle was found in the image: nothing in it matched well enough. The "
+        "image is at artifacts/t1/3f2a9c1e0b7d4a51.png.")
     assert _answer("sentence-similarity", {"score": 0.912},
                    {"text": "<GENERATED>-0", "text2": "<GENERATED>-1"}) == \
         "The two texts mean nearly the same (similarity 0.91)."

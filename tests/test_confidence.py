@@ -50,7 +50,7 @@ def test_a_clear_sentences_transcript_is_not_marked_uncertain(capsys, workspace)
 
     heard, judged = document["results"]["0"], document["results"]["1"]
     assert heard["task"] == "automatic-speech-recognition" and heard["status"] == "done"
-    assert heard["confidence"]["score"] >= THRESHOLDS["automatic-speech-recognition"].uncertain
+    assert heard["confidence"]["score"] >= THRESHOLDS["word posterior"].uncertain
     assert heard["confidence"]["uncertain"] is None
     assert judged["confidence"] is None or not judged["confidence"]["inherited"]
     assert "may be wrong" not in printed and "uncertain result" not in printed
@@ -66,7 +66,7 @@ def test_a_garbled_transcript_and_the_sentiment_computed_from_it_are_uncertain(
 
     heard, judged = document["results"]["0"], document["results"]["1"]
     assert heard["status"] == judged["status"] == "done"
-    assert heard["confidence"]["score"] < THRESHOLDS["automatic-speech-recognition"].uncertain
+    assert heard["confidence"]["score"] < THRESHOLDS["word posterior"].uncertain
     assert "PocketSphinx was unsure" in heard["confidence"]["uncertain"]
     assert not heard["confidence"]["unusable"]
     assert judged["confidence"]["inherited"] == [0]
@@ -127,7 +127,7 @@ def test_a_misread_line_of_ocr_makes_the_text_and_what_follows_uncertain(
 
     read, judged = document["results"]["0"], document["results"]["1"]
     assert read["task"] == "image-to-text"
-    assert read["confidence"]["score"] < THRESHOLDS["image-to-text"].uncertain
+    assert read["confidence"]["score"] < THRESHOLDS["line score"].uncertain
     assert "RapidOCR was unsure of the line" in printed
     assert judged["confidence"]["inherited"] == [0]
     assert "computed from the uncertain result of step 1 (reading the image)" in printed
@@ -147,7 +147,7 @@ def test_a_document_look_up_between_two_equal_lines_is_uncertain(capsys, workspa
 
     looked = document["results"]["0"]
     assert looked["task"] == "document-question-answering" and looked["status"] == "done"
-    assert looked["confidence"]["score"] < THRESHOLDS["document-question-answering"].uncertain
+    assert looked["confidence"]["score"] < THRESHOLDS["look-up margin"].uncertain
     assert "Uncertain. Two lines fit the question almost equally" in printed
 
 

@@ -205,13 +205,15 @@ def test_the_wheel_holds_every_module_and_data_file(tmp_path):
 
 
 def test_the_docs_name_modules_and_files_that_exist():
-    """README, SECURITY.md and ARCHITECTURE.md point readers at code: every dotted
-    ``hugginggpt.…`` name resolves, every source path in backticks exists."""
+    """The README, CONTRIBUTING.md and the documentation's pages point readers at code:
+    every dotted ``hugginggpt.…`` name resolves, every source path in backticks exists."""
     import importlib
     import re
 
     missing = []
-    for doc in ("README.md", "SECURITY.md", "ARCHITECTURE.md"):
+    docs = ["README.md", "CONTRIBUTING.md",
+            *(str(p.relative_to(ROOT)) for p in sorted((ROOT / "docs").rglob("*.md")))]
+    for doc in docs:
         text = (ROOT / doc).read_text()
         for name in set(re.findall(r"`(hugginggpt(?:\.[A-Za-z_]\w*)+)", text)):
             parts = name.split(".")

@@ -270,6 +270,8 @@ def test_vision_tasks_return_labels_and_image_files(
         box = obj["box"]
         assert set(box) == {"xmin", "ymin", "xmax", "ymax"}
         assert all(isinstance(v, int) for v in box.values())
+        assert 0 <= box["xmin"] <= box["xmax"] < PHOTO_SIZE[0]  # within the image
+        assert 0 <= box["ymin"] <= box["ymax"] < PHOTO_SIZE[1]
 
     segmentation = results[2].outputs
     assert _png(workspace, segmentation["image"]).size == PHOTO_SIZE

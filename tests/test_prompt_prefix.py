@@ -98,6 +98,7 @@ def test_the_benchmarks_before_layout_is_the_old_code_s(compiled, make_context, 
                              for e, _ in bank.nearest(request, k=3))
         system = PLANNER_SYSTEM.format(
             task_types="\n".join(t.describe() for t in task_types()),
+            image_reader="image-to-text",
             max_subtasks=context.max_subtasks) + _OLD_EXAMPLES.format(examples=examples)
         old = bench.before_layout(body)["messages"]
         assert old[0]["content"] == system

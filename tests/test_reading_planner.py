@@ -272,3 +272,27 @@ def test_requests_in_users_own_words(request_, expected):
         assert [[t, dep] for t, dep, _ in steps] == expected
     else:
         assert [t for t, _, _ in steps] == expected
+
+
+def test_a_cue_reads_the_labels_of_its_step(monkeypatch):
+    """A declaration's cue may say what a clause asks to look for: the words its
+    ``labels`` group matches are the step's labels, articles left out."""
+    from hugginggpt.nodes.planning import cues
+    from hugginggpt.tools.experts import tasks
+
+    spotter = tasks.TaskType(
+        "spot-the-thing", "Find the things named in an image.",
+        args=(tasks.IMAGE, tasks.Arg("labels", "param")),
+        outputs=(tasks.Output("objects", "labels"),),
+        cues=(tasks.Cue(r"\bi spy (?P<labels>[\w ]+?) in\b", needs="image", rank=1),))
+    tasks.task_types()  # every declaration registered before one is added
+    monkeypatch.setitem(tasks._REGISTRY, spotter.name, spotter)
+    cues.cues.cache_clear()
+    try:
+        spied = offline_plan("I spy the teapot and a kettle in shelf.jpg", [], load_bank(),
+                             max_subtasks=4)
+    finally:
+        monkeypatch.undo()
+        cues.cues.cache_clear()
+    assert spied.items == [{"id": 0, "task": "spot-the-thing", "dep": [],
+                            "args": {"image": "shelf.jpg", "labels": "teapot, kettle"}}]

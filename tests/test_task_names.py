@@ -11,13 +11,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
 import task_names  # noqa: E402
 
-STILL_NAMING = {
-    "nodes/planning/steps.py", "nodes/planning/offline.py",
-    "nodes/prompts.py", "tools/experts/confidence.py",
-    "hugginggpt/demo.py", "tools/llm/local_chat.py",
-}
-"""Files outside the backends that name a task type today (the planner's rules, the
-confidence thresholds, the demo and a prompt's example; in the LLM client, the
+STILL_NAMING = {"tools/llm/local_chat.py"}
+"""Files outside the backends that name a task type today (in the LLM client, the
 transformers pipeline that LangChain's HuggingFacePipeline builds by its task's name).
 The list only shrinks."""
 

@@ -1,6 +1,7 @@
-"""The README's what-runs-where table and coverage counts are the code's: measured through
-the stubs (the mini-hub, the local LLM server, fresh caches) with selection's own test of
-what can run, and compared with the README, which fails when it differs."""
+"""The what-runs-where table and coverage counts of the README and of the documentation's
+page are the code's: measured through the stubs (the mini-hub, the local LLM server,
+fresh caches) with selection's own test of what can run, and compared with both pages,
+which fails when either differs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from benchmarks.coverage import SETUPS, Found, Setup, report
 from hugginggpt.tools.experts.catalog import load_catalog
 from hugginggpt.tools.experts.local import LOCAL_LIBRARIES
 from hugginggpt.tools.experts.registry import registered_tools
-from scripts.what_runs_where import MEASURED, README, blocks, measure, replace
+from scripts.what_runs_where import MEASURED, PAGES, ROOT, blocks, measure, replace
 
 
 @pytest.fixture(scope="module")
@@ -19,10 +20,12 @@ def measured() -> list[Found]:
 
 
 @pytest.mark.timeout(900)  # five fresh interpreters; slower while other jobs run
-def test_the_readme_shows_what_the_code_runs_where(measured):
-    readme = README.read_text(encoding="utf-8")
-    assert replace(readme, blocks(measured)) == readme, (
-        "README.md differs from the code: run python scripts/what_runs_where.py --write")
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_pages_show_what_the_code_runs_where(measured, page):
+    text = page.read_text(encoding="utf-8")
+    assert replace(text, blocks(measured)) == text, (
+        f"{page.relative_to(ROOT)} differs from the code: run python "
+        "scripts/what_runs_where.py --write")
 
 
 def test_the_set_ups_are_measured_not_listed(measured):

@@ -1,7 +1,7 @@
 """Tiny random models of the architectures of the shipped catalog's default models that
 :mod:`tests.tiny_models` and :mod:`tests.tiny_more` do not build: DistilBERT and BART
 classifiers, RoBERTa question answering, BART summarization, Qwen2 chat, AST audio
-classification, Depth Anything, DETR, BLIP captioning and Whisper.
+classification, Depth Anything, DETR, BLIP captioning, Whisper, OWL-ViT and OWLv2.
 
 As there, nothing is downloaded and weights are random. :data:`ARCHITECTURES` says
 which class each builder makes.
@@ -9,6 +9,7 @@ which class each builder makes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from tests.tiny_models import (
     _save,
     _word_tokenizer,
 )
+from tests.tiny_more import _clip_bpe_tokenizer
 
 __all__ = ["BUILDERS", "ARCHITECTURES", "build"]
 
@@ -177,6 +179,42 @@ def whisper_asr(out: Path) -> Path:
     return _save(out, model, features, tokenizer)
 
 
+def owlvit_detector(out: Path, version: int = 1) -> Path:
+    """A tiny OWL-ViT (``version`` 2: OWLv2, which pads the image to a square and adds an
+    objectness head): CLIP's two towers (the text one over a BPE vocabulary whose id 0 is
+    padding) with a class and a box head on each of the image's 4x4 patches."""
+    from transformers import (
+        Owlv2Config,
+        Owlv2ForObjectDetection,
+        Owlv2Processor,
+        OwlViTConfig,
+        OwlViTForObjectDetection,
+        OwlViTProcessor,
+    )
+    from transformers.models.owlv2.image_processing_pil_owlv2 import Owlv2ImageProcessorPil
+    from transformers.models.owlvit.image_processing_pil_owlvit import (
+        OwlViTImageProcessorPil,
+    )
+
+    square = {"height": SIZE, "width": SIZE}
+    if version == 1:
+        config_class, model_class, processor_class = (
+            OwlViTConfig, OwlViTForObjectDetection, OwlViTProcessor)
+        images = OwlViTImageProcessorPil(size=square, crop_size=square)
+    else:
+        config_class, model_class, processor_class = (
+            Owlv2Config, Owlv2ForObjectDetection, Owlv2Processor)
+        images = Owlv2ImageProcessorPil(size=square)
+    tokenizer = _clip_bpe_tokenizer(out / "bpe", pad="<pad>")
+    text = {"vocab_size": len(tokenizer), "max_position_embeddings": 16, "pad_token_id": 0,
+            "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id,
+            **_SMALL}
+    vision = {"image_size": SIZE, "patch_size": 8, **_SMALL}
+    config = config_class(text_config=text, vision_config=vision, projection_dim=32)
+    return _save(out, model_class(config),
+                 processor_class(image_processor=images, tokenizer=tokenizer))
+
+
 BUILDERS: dict[str, Callable[[Path], Path]] = {
     "distilbert-classifier": distilbert_classifier,
     "roberta-qa": roberta_qa,
@@ -188,6 +226,8 @@ BUILDERS: dict[str, Callable[[Path], Path]] = {
     "detr-detector": detr_detector,
     "blip-captioner": blip_captioner,
     "whisper-asr": whisper_asr,
+    "owlvit-detector": owlvit_detector,
+    "owlv2-detector": functools.partial(owlvit_detector, version=2),
 }
 ARCHITECTURES: dict[str, str] = {
     "distilbert-classifier": "DistilBertForSequenceClassification",
@@ -200,6 +240,8 @@ ARCHITECTURES: dict[str, str] = {
     "detr-detector": "DetrForObjectDetection",
     "blip-captioner": "BlipForConditionalGeneration",
     "whisper-asr": "WhisperForConditionalGeneration",
+    "owlvit-detector": "OwlViTForObjectDetection",
+    "owlv2-detector": "Owlv2ForObjectDetection",
 }
 """Builder name -> the class it builds (what a catalog card's ``architecture`` says)."""
 

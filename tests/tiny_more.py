@@ -134,14 +134,16 @@ def image_to_image(out: Path) -> Path:
                  Swin2SRImageProcessorPil(size_divisor=4))
 
 
-def _clip_bpe_tokenizer(out: Path) -> Any:
+def _clip_bpe_tokenizer(out: Path, pad: str | None = None) -> Any:
     """A CLIP tokenizer (byte-level BPE files) over :data:`WORDS`, with no merges
-    beyond whole words."""
+    beyond whole words; ``pad``, a padding token of id 0 (OWL-ViT takes a query that
+    starts with id 0 for padding)."""
     from transformers import CLIPTokenizer
 
     out.mkdir(parents=True, exist_ok=True)
     letters = sorted({c for w in WORDS for c in w})
-    vocab = ["<|startoftext|>", "<|endoftext|>", *letters, *(f"{c}</w>" for c in letters)]
+    vocab = [*([pad] if pad else []), "<|startoftext|>", "<|endoftext|>", *letters,
+             *(f"{c}</w>" for c in letters)]
     merges = []
     for word in WORDS:  # merge each word left to right
         piece = word[0]
@@ -153,7 +155,8 @@ def _clip_bpe_tokenizer(out: Path) -> Any:
     vocab = list(dict.fromkeys(vocab))
     (out / "vocab.json").write_text(json.dumps({t: i for i, t in enumerate(vocab)}))
     (out / "merges.txt").write_text("#version: 0.2\n" + "\n".join(dict.fromkeys(merges)) + "\n")
-    return CLIPTokenizer(str(out / "vocab.json"), str(out / "merges.txt"), model_max_length=16)
+    return CLIPTokenizer(str(out / "vocab.json"), str(out / "merges.txt"), model_max_length=16,
+                         **({"pad_token": pad} if pad else {}))
 
 
 def text_to_image(out: Path) -> Path:

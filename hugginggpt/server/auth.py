@@ -7,7 +7,7 @@
   clients send) or ``x-api-key: KEY`` (what ``langgraph_sdk`` sends).
 - **Open dev mode**: with no keys set, only a caller on the loopback address is let in,
   as ``local``; anyone else is told to set keys. (``langgraph dev`` also lets LangGraph
-  Studio in through its own local scheme; see SECURITY.md.)
+  Studio in through its own local scheme; see docs/security.md.)
 - **Owners**: threads, runs and crons are stamped with their creator's identity and
   filtered by it, so a caller sees only their own (another's thread is "not found").
   Assistants are the deployment's: readable by every caller, changed by none.

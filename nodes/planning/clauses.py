@@ -16,6 +16,7 @@ from hugginggpt.nodes.planning.reading import (
     files_in,
     labels_in,
     languages_named,
+    named_labels,
     question_in,
     target_languages,
 )
@@ -64,9 +65,17 @@ class Clause:
     files: dict[str, list[str]]
     literals: list[int]
     targets: list[str]
-    labels: str | None
+    listed: str | None
+    """Labels listed as choices ("as sports, politics or science")."""
     question: str | None
     matches: list[Match] = field(default_factory=list)
+
+    @property
+    def labels(self) -> str | None:
+        """Its labels, comma-separated: those listed as choices, else what its cue words
+        say to look for ("find the red mug in kitchen.jpg": "red mug")."""
+        named = next((m.labels for m in self.matches if m.labels), "")
+        return self.listed or named_labels(named)
 
     @property
     def plain(self) -> str:
@@ -95,7 +104,7 @@ def clauses_of(masked: Masked) -> list[Clause]:
         found.append(Clause(
             text=text, masked=masked, files=files_in(text),
             literals=[int(i) for i in PLACEHOLDER.findall(text)],
-            targets=target_languages(plain), labels=labels_in(text),
+            targets=target_languages(plain), listed=labels_in(text),
             question=question_in(masked, text)))
     return found
 

@@ -8,7 +8,8 @@ type, the kind of input it needs (a cue for a caption means nothing without an i
 caption), and a pattern. A clause is matched against every entry; where two matches
 overlap, the one earlier in the table wins ("detect the language" is language
 identification, not object detection), and a *weak* cue ("write", "tell me") counts only
-when nothing else matched.
+when nothing else matched. A cue may also read what the clause asks about: the words its
+``labels`` group matches are the step's labels.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ class Match:
     start: int
     end: int
     cue: Cue
+    labels: str = ""
+    """The clause's words its cue's ``labels`` group matched ("find the red mug in":
+    "red mug"), as written; "" for a cue without one."""
 
 
 @cache
@@ -79,6 +83,7 @@ def cues_in(clause: str, available: set[str] | frozenset[str] = EVERY_KIND) -> l
     Where matches overlap, the earlier cue of :func:`cues` wins; weak cues count only
     when no other cue matched.
     """
+    written = clause
     clause = _FILE.sub(lambda m: "FILE".ljust(len(m.group(0))), clause)  # "clip.mp4" asks nothing
     clause = _MENTIONED.sub(lambda m: " " * len(m.group(0)), clause)
     found: list[Match] = []
@@ -90,6 +95,8 @@ def cues_in(clause: str, available: set[str] | frozenset[str] = EVERY_KIND) -> l
                 continue
             if any(m.task == cue.task and m.cue.intent == cue.intent for m in found):
                 continue
-            found.append(Match(cue.task, match.start(), match.end(), cue))
+            named = match.span("labels") if "labels" in cue.pattern.groupindex else (-1, -1)
+            found.append(Match(cue.task, match.start(), match.end(), cue,
+                               written[named[0]:named[1]] if named[0] >= 0 else ""))
     strong = [m for m in found if not m.cue.weak]
     return sorted(strong or found, key=lambda m: m.start)

@@ -336,18 +336,14 @@ def _from_whole_request(request: str, files: list[str], bank: PlanBank, problems
         "per clause) or to plan it with an LLM")
 
 
-_READ_AS: dict[str, tuple[str, ...]] = {
-    "zero-shot-classification": ("text-classification", "zero-shot-image-classification"),
-    "token-classification": ("object-detection",),
-    "text-classification": ("audio-classification",),
-    "question-answering": ("table-question-answering", "document-question-answering",
-                           "visual-question-answering"),
-    "object-detection": ("visual-question-answering", "document-question-answering",
-                         "image-to-text", "table-question-answering", "question-answering",
-                         "automatic-speech-recognition"),
-}
-"""What the plan reader may make of a cue's task with the inputs at hand (see
-:meth:`~hugginggpt.nodes.planning.steps.PlanReader._refine`)."""
+def _read_as(task: str) -> set[str]:
+    """What the plan reader may make of a cue's task with the inputs at hand (see
+    :meth:`~hugginggpt.nodes.planning.steps.PlanReader._refine`): the task types of its
+    ask, and for one that answers questions about an image in another's place, the
+    questions and the readers."""
+    how = planning(task)
+    return {t.name for t in task_types() if how.ask and t.planning.ask == how.ask
+            or how.answers and (t.planning.ask == "question" or t.planning.reads)}
 
 
 def _cued(request: str) -> set[str]:
@@ -358,7 +354,7 @@ def asked_tasks(request: str) -> set[str]:
     """The task types the request's cue words ask for, with what the reader may make of
     each; empty when no cue word names a step."""
     cued = _cued(request)
-    return cued | {task for cue in cued for task in _READ_AS.get(cue, ())}
+    return cued | {task for cue in cued for task in _read_as(cue)}
 
 
 def only_asked(items: list[dict[str, Any]], asked: set[str]) -> list[dict[str, Any]]:

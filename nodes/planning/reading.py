@@ -26,7 +26,7 @@ __all__ = ["QUOTE_RE", "FILE_RE", "LANGUAGES", "Masked", "RequestFacts", "mask",
            "read_request", "request_shape", "text_files_in", "split_clauses",
            "unquote_files", "url_kind",
            "target_languages", "mentioned_language", "languages_named", "is_question",
-           "LANGUAGE_CHOICE", "POLAR_CHOICE", "told_before"]
+           "LANGUAGE_CHOICE", "POLAR_CHOICE", "told_before", "named_labels"]
 
 QUOTE_RE = re.compile(r'"([^"]+)"|“([^”]+)”|„([^“”]+)[“”]|«\s*([^»]+?)\s*»|「([^」]+)」'
                       r"|『([^』]+)』|(?<![\w])'((?:[^']|'(?=\w)){2,}?)'(?![\w])")
@@ -306,6 +306,18 @@ def labels_in(instruction: str) -> str | None:
         return None
     labels = [w.strip() for w in _LABEL_SPLIT.split(match.group(1)) if w and w.strip()]
     return ", ".join(labels) if len(labels) > 1 else None
+
+
+_ARTICLES = re.compile(r"^(?:(?:the|a|an|any|all|every|each|my|our|your|le|la|les|l'|un|une|"
+                       r"el|los|las|una|der|die|das|den|dem|ein|eine|einen|o|os|as|um|uma)"
+                       r"\s+)+", re.IGNORECASE)
+
+
+def named_labels(phrase: str) -> str | None:
+    """The things a phrase names, comma-separated, their articles left out ("the red mug
+    and a blue cup": "red mug, blue cup"); None when it names none."""
+    labels = [_ARTICLES.sub("", w.strip()) for w in _LABEL_SPLIT.split(phrase) if w and w.strip()]
+    return ", ".join(label for label in labels if label) or None
 
 
 _TRAILING = re.compile(r"(?:[:：]?\s*⟨\d+⟩)+\s*$")

@@ -70,6 +70,10 @@ from hugginggpt.tools.kinds import is_text_file, kind_of_literal
 
 __all__ = ["Clause", "PlanReader", "clauses_of"]
 
+_ASKS = re.compile(r"\b(?:is there|are there|what|which|who|where)\b", re.IGNORECASE)
+_FINDS = re.compile(r"\b(?:how many|detect|count|objects?|locate|find)\b", re.IGNORECASE)
+"""A question that asks what or where something is, unless it asks to find or count."""
+
 def _readers() -> list[tuple[str, str]]:
     """(kind, task): the steps that turn a file into text (OCR or a caption, a
     transcript), images first."""
@@ -77,9 +81,40 @@ def _readers() -> list[tuple[str, str]]:
                   key=lambda found: found[0] != "image")
 
 
+def _reader(kind: str) -> str | None:
+    return next((task for read, task in _readers() if read == kind), None)
+
+
 def _translator() -> str:
     """The task a language named as a target asks for."""
     return next(t.name for t in task_types() if t.planning.into_language)
+
+
+def input_kind(task: str) -> str | None:
+    """The kind of input ``task`` works on: its first required argument's, a question
+    aside ("text" for question answering, "table" for a question about a table)."""
+    task_type = get_task_type(task)
+    return next((str(a.kind) for a in task_type.args if a.required and a.name != "question"),
+                None) if task_type else None
+
+
+def takes_labels(task: str) -> bool:
+    task_type = get_task_type(task)
+    return task_type is not None and any(a.name == "labels" for a in task_type.args)
+
+
+def asks_question(task: str) -> bool:
+    task_type = get_task_type(task)
+    return task_type is not None and any(a.name == "question" for a in task_type.args)
+
+
+def doing(ask: str | None, kind: str, *, labelled: bool | None = None,
+          documents: bool = False) -> str | None:
+    """The task type that does ``ask`` on an input of ``kind`` (with labels or without,
+    when ``labelled`` says), as the declarations say (:attr:`Planning.ask`)."""
+    return next((t.name for t in task_types() if ask and t.planning.ask == ask
+                 and input_kind(t.name) == kind and t.planning.documents == documents
+                 and (labelled is None or takes_labels(t.name) == labelled)), None)
 
 
 @dataclass
@@ -132,29 +167,29 @@ class PlanReader:
         asked: list[tuple[str, str]] = []
         labels = {w.strip().lower() for w in (clause.labels or "").split(",")}
         for match in clause.matches:
-            if match.task == "text-classification" and clause.text[
-                    match.start:match.end].lower() in labels:
-                continue  # a label named ("spam, work or personal?"), not a sentiment asked
+            if clause.text[match.start:match.end].lower() in labels:
+                continue  # a label named ("spam, work or personal?"), not an ask
             task = self._refine(match, clause, at_hand)
             if task and (task, match.cue.intent) not in asked:
                 asked.append((task, match.cue.intent))
         if not asked and clause.question and names_languages(clause.text):  # "is it X or Y?"
             audio = "audio" in clause.files or ("audio" in self.files and not clause.literals)
-            asked.append(("audio-classification" if audio else "text-classification",
-                          "language"))
+            if task := doing("classify", "audio" if audio else "text", labelled=False):
+                asked.append((task, "language"))
         if not asked and clause.targets and self._has_text(clause):  # "put it in English"
             asked.append((_translator(), ""))
         if not asked and clause.labels and clause.question:  # "... sport or music?"
             image = "image" in clause.files and not clause.literals
-            asked.append(("zero-shot-image-classification" if image
-                          else "zero-shot-classification", ""))
+            if task := doing("classify", "image" if image else "text", labelled=True):
+                asked.append((task, ""))
         if not asked and (task := self._by_inputs(clause, at_hand)):
             asked.append((task, ""))
         if not asked and fallback:
             asked.append((fallback, ""))
         asked = self._producers(clause, asked)
-        if any(t == "zero-shot-classification" for t, _ in asked):
-            asked = [(t, i) for t, i in asked if t != "text-classification" or i]
+        if any(planning(t).ask == "classify" and takes_labels(t) for t, _ in asked):
+            asked = [(t, i) for t, i in asked  # labels offered: which fits, no sentiment
+                     if i or planning(t).ask != "classify" or takes_labels(t)]
         if clause.targets and not any(planning(t).into_language for t, _ in asked):
             asked = self._implied_translation(asked)
         rendered = any(planning(t).renders for t, _ in asked)
@@ -168,26 +203,27 @@ class PlanReader:
         return sorted(asked, key=order)
 
     def _refine(self, match: Match, clause: Clause, at_hand: set[str]) -> str | None:
-        task = match.task
-        has_labels = clause.labels or None
-        if task == "zero-shot-classification":
-            if not has_labels:
-                return "text-classification" if not clause.matches[1:] else None
-            if "image" in clause.files or ("image" in at_hand and not self._has_text(clause)):
-                return "zero-shot-image-classification"
-            return task
-        if task == "token-classification" and "image" in clause.files and not clause.literals:
-            return "object-detection"  # "find the people in crowd.jpg"
-        if task == "text-classification" and "audio" in clause.files:
-            return "audio-classification"
-        if task == "question-answering" and "table" in (clause.files or self.files) and not (
-                self.masked.texts or self._text_files(clause, prose=True)):
-            return "table-question-answering"  # "which products sold best according to x.csv?"
-        if task == "object-detection" and clause.question and re.search(
-                r"\b(?:is there|are there|what|which|who|where)\b", clause.text, re.I) and not \
-                re.search(r"\b(?:how many|detect|count|objects?|locate|find)\b", clause.text,
-                          re.I):
+        """The task the cue's ask is on the clause's input: a question in the words of
+        a finding ("what is the man holding?") is the image's question; a labelled ask
+        with no labels is for the sentiment or language, alone; else the ask on the
+        file the clause names, or with no text at hand, on the input at hand."""
+        task, how = match.task, planning(match.task)
+        if how.answers and clause.question and _ASKS.search(clause.text) and not \
+                _FINDS.search(clause.text):
             return self._question_task(clause, at_hand)
+        if not how.ask:
+            return task
+        labelled = takes_labels(task)
+        if labelled and not clause.labels:
+            return doing(how.ask, "text", labelled=False) if not clause.matches[1:] else None
+        no_text = not (clause.literals or self._latest("text") or self.masked.texts
+                       or self._text_files(clause, prose=True))
+        for other in task_types():
+            replaces, kind = other.planning.replaces, input_kind(other.name)
+            if other.planning.ask == how.ask and takes_labels(other.name) == labelled and (
+                    replaces and kind in clause.files and not clause.literals
+                    or replaces == "at_hand" and kind in at_hand and no_text):
+                return other.name
         return task
 
     def _has_text(self, clause: Clause) -> bool:
@@ -198,27 +234,24 @@ class PlanReader:
         if "image" in at_hand and "image" in files:
             name = files["image"][0]
             if DOCUMENT_NAME.search(name) or SCANNED.search(self.masked.instruction):
-                return "document-question-answering"
-            return "image-to-text" if GENERIC_LOOK.search(clause.text) else (
-                "visual-question-answering")
+                return doing("question", "image", documents=True)
+            return _reader("image") if GENERIC_LOOK.search(clause.text) else (
+                doing("question", "image"))
         if "table" in at_hand and "table" in files:
-            return "table-question-answering"
+            return doing("question", "table")
         if "audio" in clause.files:
-            return "automatic-speech-recognition"
+            return _reader("audio")
         contexts = [i for i in clause.literals + self._all_texts()
                     if not is_quoted_question(self.masked, i)]
         if contexts or self._latest("text") or self._text_files(clause, prose=True):
-            return "question-answering"
+            return doing("question", "text")
         return None
 
     def _by_inputs(self, clause: Clause, at_hand: set[str]) -> str | None:
         if clause.question:
             return self._question_task(clause, at_hand)
-        if "image" in clause.files:
-            return "image-to-text"
-        if "audio" in clause.files:
-            return "automatic-speech-recognition"
-        return None
+        return next((_reader(kind) for kind in ("image", "audio") if kind in clause.files),
+                    None)
 
     def _producers(self, clause: Clause, asked: list[tuple[str, str]]
                    ) -> list[tuple[str, str]]:
@@ -299,9 +332,9 @@ class PlanReader:
             return [question] if question else None
         if name == "text2":
             return self._second_text(clause)
-        if optional and task in ("image-to-image", "image-text-to-text"):
+        if optional:  # an instruction for the image ("make it look like winter")
             text = POLITE.sub("", clause.masked.restore(clause.text)).strip()
-            return [text] if task == "image-text-to-text" or len(text) > 8 else None
+            return [text] if len(text) > 8 else None
         return self._text(task, clause)
 
     def _files(self, kind: str, clause: Clause) -> list[str] | None:
@@ -322,9 +355,9 @@ class PlanReader:
     def _text(self, task: str, clause: Clause) -> list[str] | None:
         texts = self.masked.texts
         own = [i for i in clause.literals if i not in self.used_texts
-               and not (task == "question-answering" and is_quoted_question(self.masked, i))]
+               and not (asks_question(task) and is_quoted_question(self.masked, i))]
         quoted = [i for i in own if i != self.masked.pasted]
-        if task == "question-answering":
+        if asks_question(task):
             context = [i for i in clause.literals + self._all_texts()
                        if not is_quoted_question(self.masked, i)]
             made = self._feeding(task)
@@ -416,10 +449,10 @@ class PlanReader:
                 and self._made(s) & {"text", "labels", "number"}]
 
     def finish(self) -> list[dict[str, Any]]:
-        """The steps, with the second text of a similarity taken before the first one
+        """The steps, with the second text of a comparison taken before the first one
         read from the same source."""
         for step in self.steps:
-            if step["task"] == "sentence-similarity" and step["args"].get(
+            if "text2" in step["args"] and step["args"].get(
                     "text") == step["args"].get("text2"):
                 made = [i for i in self._latest("text") if i < step["id"]]
                 if len(made) >= 2:

@@ -22,7 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Confidence", "Threshold", "THRESHOLDS", "CLASSIFIER_TASKS", "from_labels",
+from hugginggpt.tools.experts.tasks import get_task_type
+
+__all__ = ["Confidence", "Threshold", "THRESHOLDS", "from_labels",
            "from_speech", "from_ocr", "from_vader", "from_cosines", "from_lookup", "inherited",
            "not_probabilities", "MIN_MARGIN", "MIN_COSINE", "MIXED_RATIO", "MIN_WORDS_PER_S",
            "UNUSABLE_WORDS_PER_S"]
@@ -61,43 +63,45 @@ class Threshold:
 
 
 THRESHOLDS: dict[str, Threshold] = {
-    "automatic-speech-recognition": Threshold(
+    "word posterior": Threshold(
         "PocketSphinx's mean word posterior (each word's lattice posterior, weighted by "
         "its length in frames)", 0.5, 0.1,
         "of 8 clear eSpeak sentences, 6 scored 0.59-0.72 and the two under 0.5 (0.41, "
         "0.12) were partly or wholly misheard; of 35 garbled recordings that gave words "
         "(sped up 1.5x or 2x, reversed, in noise, French, German, Spanish or Italian "
         "voices), 29 scored under 0.5 and 4 under 0.1"),
-    "image-to-text": Threshold(
+    "line score": Threshold(
         "RapidOCR's recognition score of the weakest line read", 0.9, None,
         "on five printed lines rendered clean, small, blurred, noisy or shrunk, lines read "
         "right scored 0.91-1.0 and misread ones 0.78-0.97: the three under 0.9 were all "
         "misread, and the lines' average stayed over 0.88 even when most were misread"),
-    "text-classification": Threshold(
+    "probabilities": Threshold(
         "the top label's probability, and its margin over the second", 0.5, None,
         "uncertain when the top probability is under 0.5 or leads the second by under "
         "0.15 (:data:`MIN_MARGIN`)"),
-    "zero-shot-classification": Threshold(
+    "cosine margin": Threshold(
         "the best label's cosine margin over the second", 0.08, None,
         "lite MiniLM on 7 texts: distinct labels on a topical text led by 0.12-0.32; "
         "near-synonyms (film/movies/cinema, finance/economy/money) by 0.03-0.06, "
         "finance over business 0.076, and an off-topic text ('I walked to the shop.') "
         "0.075, its best cosine 0.05 (topical texts' best: 0.14-0.44; under "
         ":data:`MIN_COSINE` no label fits)"),
-    "document-question-answering": Threshold(
+    "look-up margin": Threshold(
         "the best line's cosine margin over the next line", 0.1, None,
         "on a five-line receipt, five questions with an answer line led by 0.28-0.62; "
         "three without one ('What is the price?', 'What did I buy?', 'Who is the "
         "customer?') by 0.007-0.096"),
-    "sentiment": Threshold(
+    "compound": Threshold(
         "VADER's |compound| score", 0.5, None,
         "a single mild cue word scores about 0.44 ('good'), so under 0.5 the verdict "
         "rests on one weak cue; also uncertain when words against the verdict weigh at "
         "least half as much as those for it (VADER's own pos/neg proportions)"),
 }
-"""The thresholds, per task type (``sentiment`` is VADER's text classification), in one
-place: the README's "Uncertain results" section (under "How a run ends") repeats them.
-The other classifier task types (:data:`CLASSIFIER_TASKS`) use ``text-classification``'s."""
+"""The thresholds, per engine's measure (a transcript's word posteriors, an OCR line's
+score, a classifier's probabilities, zero-shot cosines, a document look-up's margin,
+VADER's compound), in one place: the README's "Uncertain results" section (under "How a
+run ends") repeats them. ``probabilities`` holds for every task type whose labels are
+alternatives (:attr:`~hugginggpt.tools.experts.tasks.TaskType.picks_one`)."""
 
 MIN_COSINE = 0.1
 """Zero-shot by cosine: a best label under this fits the text no better than unrelated
@@ -106,14 +110,6 @@ MIN_MARGIN = 0.15
 """A classifier's top probability must lead the second by this much."""
 MIXED_RATIO = 0.5
 """VADER: the words against the verdict weigh at least this share of those for it."""
-
-CLASSIFIER_TASKS = frozenset({
-    "text-classification", "image-classification", "audio-classification",
-    "zero-shot-classification", "zero-shot-image-classification",
-    "tabular-classification", "video-classification"})
-"""Task types whose labels are alternatives (one is the answer), so that the top label's
-probability and margin say how sure the model was; not entity lists or detections."""
-
 
 def not_probabilities(cards: Sequence[Any], model: str) -> bool:
     """Whether the model's card says its scores are not probabilities (cosines, a
@@ -135,7 +131,7 @@ def from_speech(posterior: float | None, words_per_s: float | None = None,
     """A transcript's confidence from the recogniser's mean word posterior, and from how
     many words it heard for the length of the sound (a word or two over seconds of sound
     comes with a high posterior, having had no rival)."""
-    limit = THRESHOLDS["automatic-speech-recognition"]
+    limit = THRESHOLDS["word posterior"]
     if posterior is None:
         return Confidence()
     score = round(posterior, 3)
@@ -161,7 +157,7 @@ def from_ocr(scored: Sequence[tuple[str, float]], engine: str = "RapidOCR") -> C
         return Confidence()
     text, weakest = min(scored, key=lambda line: line[1])
     score = round(weakest, 3)
-    limit = THRESHOLDS["image-to-text"]
+    limit = THRESHOLDS["line score"]
     uncertain = (f"the text may be misread: {engine} was unsure of the line {text[:60]!r} "
                  f"(confidence {score:.2f}, under {limit.uncertain:g})"
                  ) if score < limit.uncertain else None
@@ -171,7 +167,8 @@ def from_ocr(scored: Sequence[tuple[str, float]], engine: str = "RapidOCR") -> C
 def from_labels(task: str, labels: Any) -> Confidence | None:
     """A classifier's confidence from its labels' scores, when they are alternatives'
     probabilities (each in 0..1, summing to at most 1); None when they are not."""
-    if task not in CLASSIFIER_TASKS or not isinstance(labels, list):
+    task_type = get_task_type(task)
+    if task_type is None or not task_type.picks_one or not isinstance(labels, list):
         return None
     given = [item.get("score") for item in labels if isinstance(item, dict)]
     scores = [s for s in given if isinstance(s, float) and 0.0 <= s <= 1.0]
@@ -182,9 +179,9 @@ def from_labels(task: str, labels: Any) -> Confidence | None:
         return None
     top = ranked[0]
     margin = top - (ranked[1] if len(ranked) > 1 else 0.0)
-    measure = THRESHOLDS["text-classification"].measure
+    measure = THRESHOLDS["probabilities"].measure
     uncertain = None
-    if top < THRESHOLDS["text-classification"].uncertain:
+    if top < THRESHOLDS["probabilities"].uncertain:
         uncertain = f"the model was unsure: its top label has a probability of {top:.2f}"
     elif margin < MIN_MARGIN:
         uncertain = (f"the model was unsure: its top two labels are close ({top:.2f} and "
@@ -199,7 +196,7 @@ def from_cosines(cosines: Sequence[float], engine: str) -> Confidence:
     if not ranked:
         return Confidence()
     margin = round(ranked[0] - ranked[1], 3) if len(ranked) > 1 else 1.0
-    limit = THRESHOLDS["zero-shot-classification"]
+    limit = THRESHOLDS["cosine margin"]
     uncertain = None
     if ranked[0] < MIN_COSINE:
         uncertain = (f"no label fits the text well ({engine}: the best cosine is "
@@ -216,7 +213,7 @@ def from_lookup(lines: Sequence[tuple[str, float]], ocr: Confidence | None) -> C
     line's, with the OCR's doubt (``ocr``) kept."""
     ranked = sorted(lines, key=lambda line: -line[1])
     margin = round(ranked[0][1] - ranked[1][1], 3) if len(ranked) > 1 else 1.0
-    limit = THRESHOLDS["document-question-answering"]
+    limit = THRESHOLDS["look-up margin"]
     reasons = [ocr.reason] if ocr is not None and ocr.reason else []
     if margin < limit.uncertain:
         reasons.append(f"two lines fit the question almost equally: {ranked[0][0][:60]!r} "
@@ -231,7 +228,7 @@ def from_vader(scores: dict[str, float]) -> Confidence:
     nearly as much as those for it."""
     compound = float(scores["compound"])
     pos, neg = float(scores["pos"]), float(scores["neg"])
-    limit = THRESHOLDS["sentiment"]
+    limit = THRESHOLDS["compound"]
     verdict = "positive" if compound >= 0.05 else "negative" if compound <= -0.05 else ""
     reasons = []
     if not verdict:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from hugginggpt.tools.kinds import DATA_KINDS, TEXT_LIKE, Kind
+from hugginggpt.tools.lexicon import KINDS
 
 if TYPE_CHECKING:
     from hugginggpt.tools.experts.words import Saying
@@ -76,7 +77,10 @@ class Cue:
     Italian and Chinese).
 
     Attributes:
-        pattern: a regular expression, matched without regard to case.
+        pattern: a regular expression, matched without regard to case. A group named
+            ``labels`` in it is what the clause names for the step to look for: its
+            labels ("find the red mug in": "red mug"; several: "the red mug and the
+            kettle").
         needs: the kind of input the task needs (a caption means nothing without an
             image to caption); None for a text task.
         weak: counts only when no other cue matched ("write", "tell me").
@@ -119,7 +123,21 @@ class Planning:
             run, the step is moved to a task that answers that kind of question.
         answers: the kind of question about an image it answers in place of one that
             cannot run: ``presence`` (whether things are there, how many) or ``written``
-            (what is written: an amount, a date, a line).
+            (what is written: an amount, a date, a line). Its cue in a question that asks
+            no such thing ("what is the man holding?") asks a question about the image.
+        ask: what its step does whatever the input, shared by the task types that do it
+            on other kinds of input: ``question`` (answers a question about a text, a
+            table, an image), ``classify`` (says what a text or a recording is; with
+            labels, which of them fits), ``find`` (names the things in a text, the
+            objects in an image). A cue for one of them is read as the one for the
+            input at hand, where that task type declares ``replaces``.
+        replaces: when it replaces the task type its ask was cued for: where the clause
+            names its kind of file and quotes no text (``named``: "the sentiment of
+            call.wav"), or also where that kind is at hand and no text is (``at_hand``:
+            "which product sold best?" with sales.csv attached). None: only a question
+            about its input asks for it.
+        documents: of its ask's task types on images, the one for a document (a receipt,
+            a scanned page).
     """
 
     stage: Literal["file", "text", "make"] | None = None
@@ -133,6 +151,9 @@ class Planning:
     told_before: bool = False
     image_question: bool = False
     answers: Literal["presence", "written"] | None = None
+    ask: Literal["question", "classify", "find"] | None = None
+    replaces: Literal["named", "at_hand"] | None = None
+    documents: bool = False
 
 
 @dataclass(frozen=True)
@@ -151,10 +172,22 @@ class TaskType:
     plans it)."""
     planning: Planning = field(default_factory=Planning)
     """How the offline planner treats its step."""
-    asks_a_kind: bool = False
-    """Its name does not say what is classified (sentiment, emotion, a language, a
-    sound): the request's words do, and selection keeps the models of the kind asked
-    for (:mod:`hugginggpt.nodes.intent`)."""
+    picks_one: bool = False
+    """Its labels are alternatives, one of which is the answer (a classifier), so the top
+    label's probability says how sure its model was; not a list of entities or objects
+    found (:func:`~hugginggpt.tools.experts.confidence.from_labels`)."""
+    kinds: tuple[str, ...] = ()
+    """The kinds of answer its models give, where its name does not say which is asked
+    (sentiment, emotion, a language, a sound: :data:`~hugginggpt.tools.lexicon.KINDS`):
+    the request's words do, and selection keeps the models of the kind asked for
+    (:mod:`hugginggpt.nodes.intent`). A cue's ``intent`` is one of them."""
+
+    def __post_init__(self) -> None:
+        unknown = {c.intent for c in self.cues if c.intent} - set(self.kinds)
+        unknown |= set(self.kinds) - set(KINDS)
+        if unknown:
+            raise ValueError(f"{self.name}: kinds {sorted(unknown)} are not declared "
+                             f"(known: {sorted(KINDS)})")
     noun: str = ""
     """What a step of this type is called in a sentence: "the translation" ("The
     translation failed: ..."); empty: "the <name> step"."""

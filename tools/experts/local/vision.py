@@ -1,5 +1,6 @@
-"""The local backend's vision tools: classification, detection, segmentation, depth,
-captioning and visual question answering.
+"""The local backend's vision tools: classification, detection (of a detector's classes,
+or of the things a request names), segmentation, depth, captioning and visual question
+answering.
 
 Detection, segmentation and depth also save an image, a PNG in the run's artifact store
 (the boxes drawn, the segment map overlaid, the depth map). Captioning, whose pipeline
@@ -22,6 +23,7 @@ __all__ = [
     "DETECTION_THRESHOLD",
     "image_classification",
     "object_detection",
+    "zero_shot_object_detection",
     "image_segmentation",
     "depth_estimation",
     "image_to_text",
@@ -30,6 +32,10 @@ __all__ = [
 
 DETECTION_THRESHOLD = 0.5
 """Objects scored below this are not reported (nor drawn)."""
+NAMED_THRESHOLD = 0.1
+"""The same for things a request names: an open-vocabulary detector such as OWL-ViT
+scores a box against words it was not trained on, lower than a detector of fixed classes
+scores its own; transformers' zero-shot-object-detection pipeline defaults to 0.1."""
 
 
 def _open_image(path: Path) -> Any:
@@ -57,14 +63,37 @@ _COLORS = [(230, 25, 75), (60, 180, 75), (255, 225, 25), (0, 130, 200), (245, 13
 @adapter("object-detection", Loading(pipeline="object-detection"))
 def object_detection(image: Path, model: str, ctx: ToolContext) -> dict[str, Any]:
     """The objects found (label, score, box in pixels) and the image with them drawn."""
-    from PIL import ImageDraw
-
     picture = _open_image(image)
     with _running("object-detection", model) as pipe:
         found = pipe(picture, threshold=DETECTION_THRESHOLD)
+    return _boxes_drawn(picture, found, ctx)
+
+
+@adapter("zero-shot-object-detection", Loading(pipeline="zero-shot-object-detection"))
+def zero_shot_object_detection(image: Path, labels: str, model: str,
+                               ctx: ToolContext) -> dict[str, Any]:
+    """The things named in ``labels`` (comma-separated) found in the image (label, score,
+    box in pixels), best first, and the image with them drawn."""
+    named = list(dict.fromkeys(label.strip() for label in labels.split(",") if label.strip()))
+    if not named:
+        raise ToolExecutionError("zero-shot object detection needs at least one thing to "
+                                 "look for")
+    picture = _open_image(image)
+    with _running("zero-shot-object-detection", model) as pipe:
+        found = pipe(picture, candidate_labels=named, threshold=NAMED_THRESHOLD)
+    return _boxes_drawn(picture, found, ctx)
+
+
+def _boxes_drawn(picture: Any, found: list[dict[str, Any]], ctx: ToolContext) -> dict[str, Any]:
+    """A detector's finds as outputs (label, score, box in pixels within the image) and
+    the image with the boxes drawn, saved as a PNG artifact."""
+    from PIL import ImageDraw
+
+    width, height = picture.size
+    sides = {"xmin": width, "xmax": width, "ymin": height, "ymax": height}
     objects: list[dict[str, Any]] = [
         {"label": str(o["label"]), "score": round(float(o["score"]), 6),
-         "box": {k: int(round(float(v))) for k, v in o["box"].items()}}
+         "box": {k: min(max(round(float(v)), 0), sides[k] - 1) for k, v in o["box"].items()}}
         for o in found
     ]
     draw = ImageDraw.Draw(picture)

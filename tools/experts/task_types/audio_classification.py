@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import AUDIO, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import AUDIO, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "audio-classification",
@@ -18,7 +18,9 @@ TASK = TaskType(
         r"voice|\bquel (?:son|bruit)|\bqu[ée] (?:sonido|ruido)|\bwelches? (?:geräusch|instrument)"
         r"|什么声音|什么乐器",
         needs="audio", rank=40),),
-    asks_a_kind=True,
+    kinds=("keyword", "sound", "emotion", "language"),
+    planning=Planning(ask="classify", replaces="named"),
+    picks_one=True,
     noun="classifying the audio",
     say=words.classified("recording"),
 )

@@ -11,7 +11,7 @@ TASK = TaskType(
     args=(IMAGE, QUESTION),
     outputs=(Output("text", "text"),),
     aliases=("docqa",),
-    planning=Planning(answers="written"),
+    planning=Planning(ask="question", documents=True, answers="written"),
     noun="the question about the document",
     say=words.headed_as("From the document",
                         "No answer was found in the document."),

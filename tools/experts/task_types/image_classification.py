@@ -30,7 +30,8 @@ TASK = TaskType(
         r"\b|\bquel(?:le)? (?:type|genre|espèce|race)|\bqu[ée] (?:tipo|clase|especie|raza)"
         r"|\bwelche (?:art|rasse|sorte)|什么动物|什么品种|哪种",
         needs="image", rank=120),),
-    asks_a_kind=True,
+    kinds=("emotion",),
+    picks_one=True,
     noun="classifying the image",
     say=_image_classification,
 )

@@ -16,7 +16,7 @@ TASK = TaskType(
         r"|\bd[ée]tect|\bobjet|\bobjeto|\berkenn|\bobjekt|\bcombien|\bcu[aá]nt[oa]s|\bwie viele"
         r"|检测|物体|目标|数一数|有几个|有多少|找出|有什么东西|哪些东西|什么物品",
         needs="image", rank=130),),
-    planning=Planning(answers="presence"),
+    planning=Planning(ask="find", replaces="named", answers="presence"),
     noun="the object detection",
     say=words.objects,
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hugginggpt.tools.experts import words
-from hugginggpt.tools.experts.tasks import QUESTION, Arg, Cue, Output, TaskType
+from hugginggpt.tools.experts.tasks import QUESTION, Arg, Cue, Output, Planning, TaskType
 
 TASK = TaskType(
     "question-answering",
@@ -15,6 +15,7 @@ TASK = TaskType(
         r"article|paragraph|email|letter)\b|\bd'après\b|\bselon\b|\bseg[uú]n\b|\blaut\b"
         r"|\bgemäß\b|根据",
         rank=240),),
+    planning=Planning(ask="question"),
     noun="answering the question",
     say=words.headed_as("Answer", "No answer was found in the text."),
 )

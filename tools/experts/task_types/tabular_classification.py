@@ -37,6 +37,7 @@ TASK = TaskType(
         r"\bclassify|\bpredict|\bfor each row|\beach row|\bevery row|\bcategori[sz]e|\bmodel\b"
         r"|\blikely to|\bwill (?:leave|churn|default|buy|pay)|\bchurn|\bfraud",
         needs="table", rank=220),),
+    picks_one=True,
     noun="classifying the table",
     say=_tabular,
 )

@@ -31,8 +31,9 @@ TASK = TaskType(
     aliases=("sentiment-analysis",),
     cues=(Cue(_LANGUAGE_ID, intent="language", rank=0),
           Cue(_SENTIMENT, intent="sentiment", rank=180)),
-    planning=Planning(told_before=True),
-    asks_a_kind=True,
+    planning=Planning(ask="classify", told_before=True),
+    kinds=("sentiment", "emotion", "language"),
+    picks_one=True,
     noun="the classification",
     say=words.classified(),
 )

@@ -48,7 +48,7 @@ TASK = TaskType(
         r"|\b(?:wer|wen|welche \w+)\b.{0,40}(?:erwähnt|genannt)|\bmentionn[ée]|\bmencionad"
         r"|\bnombrad|提到了谁|提到的|提及",
         rank=10),),
-    planning=Planning(told_before=True),
+    planning=Planning(ask="find", told_before=True),
     noun="finding the entities",
     say=_entities,
 )

@@ -11,7 +11,7 @@ TASK = TaskType(
     args=(IMAGE, QUESTION),
     outputs=(Output("text", "text"),),
     aliases=("vqa",),
-    planning=Planning(image_question=True),
+    planning=Planning(ask="question", image_question=True),
     noun="the question about the image",
     say=words.headed_as("Answer", "The model gave an empty answer."),
 )

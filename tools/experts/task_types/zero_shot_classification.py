@@ -17,7 +17,8 @@ TASK = TaskType(
         r"|\bklassifizier"
         r"|\beinordn|\bkategori|分类|归类|属于哪|属于",
         rank=230),),
-    planning=Planning(told_before=True),
+    planning=Planning(ask="classify", told_before=True),
+    picks_one=True,
     noun="the classification",
     say=words.best_fit("The best fit is"),
 )
