@@ -20,6 +20,7 @@ from typing import Any
 from hugginggpt.nodes.planning.bank import BankExample, PlanBank
 from hugginggpt.nodes.planning.clauses import planning
 from hugginggpt.nodes.planning.cues import cues_in
+from hugginggpt.nodes.planning.declared import read_as
 from hugginggpt.nodes.planning.reading import (
     PLACEHOLDER,
     RequestFacts,
@@ -336,16 +337,6 @@ def _from_whole_request(request: str, files: list[str], bank: PlanBank, problems
         "per clause) or to plan it with an LLM")
 
 
-def _read_as(task: str) -> set[str]:
-    """What the plan reader may make of a cue's task with the inputs at hand (see
-    :meth:`~hugginggpt.nodes.planning.steps.PlanReader._refine`): the task types of its
-    ask, and for one that answers questions about an image in another's place, the
-    questions and the readers."""
-    how = planning(task)
-    return {t.name for t in task_types() if how.ask and t.planning.ask == how.ask
-            or how.answers and (t.planning.ask == "question" or t.planning.reads)}
-
-
 def _cued(request: str) -> set[str]:
     return {m.task for clause in clauses_of(mask(request)) for m in cues_in(clause.plain)}
 
@@ -354,7 +345,7 @@ def asked_tasks(request: str) -> set[str]:
     """The task types the request's cue words ask for, with what the reader may make of
     each; empty when no cue word names a step."""
     cued = _cued(request)
-    return cued | {task for cue in cued for task in _read_as(cue)}
+    return cued | {task for cue in cued for task in read_as(cue)}
 
 
 def only_asked(items: list[dict[str, Any]], asked: set[str]) -> list[dict[str, Any]]:

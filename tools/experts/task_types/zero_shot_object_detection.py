@@ -17,12 +17,21 @@ from hugginggpt.tools.experts.words import (
 )
 
 _ARTICLES = r"the|a|an|my|our|your|any|every|each|all"
-_WORD = rf"\b(?!(?:{_ARTICLES}|and|or|in|on|at|of|from|with|inside|within)\b)[^\W\d_]+"
+_WORD = (rf"\b(?!(?:{_ARTICLES}|and|or|in|on|at|of|from|with|inside|within|objects?|things?"
+         r"|items?)\b)[^\W\d_]+")
 _THING = rf"{_WORD}(?:[ -]{_WORD}){{1,3}}"
 """A thing described in two words or more ("red mug", "car keys"): what a detector of
-fixed classes does not know; a bare class ("the dogs", "faces") is object detection's."""
+fixed classes does not know; a bare class ("the dogs", "faces"), or objects, things or
+items of any kind ("the other objects"), are object detection's."""
 _MORE = (rf"(?:\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+)(?:(?:{_ARTICLES})\s+)?"
          rf"{_WORD}(?:[ -]{_WORD}){{0,3}}")
+
+_PICTURE = (r"(?:it|them|(?:(?:the|this|that|my|your|our|these|those)\s+)?(?:[^\W\d_]+\s+)?"
+            r"(?:image|photo|picture|pic|shot|screenshot|snapshot|frame|scene)s?\b"
+            r"|FILE\b)")
+"""Where the things are looked for: a picture, by name or by its file ("in the edited
+image", "on kitchen.jpg", a file name being ``FILE`` to the cues), not a text or a
+document read for an answer."""
 
 
 def _found(done: Finished) -> str:
@@ -72,7 +81,7 @@ TASK = TaskType(
     cues=(Cue(  # English only: OWL-ViT's and OWLv2's text towers read English labels
         r"\b(?:find|locate|spot|detect|look for|search for|point out|highlight|circle|mark"
         rf"|show me|where(?:'s| is| are))\s+(?:(?:{_ARTICLES})\s+)*(?P<labels>{_THING}"
-        rf"(?:{_MORE})*)\s+(?:in|on|inside|within)\b",
+        rf"(?:{_MORE})*)\s+(?:in|on|inside|within)\s+{_PICTURE}",
         needs="image", rank=125),),
     noun="the search of the image",
     say=_found,
