@@ -10,17 +10,26 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import metadata
+from typing import TYPE_CHECKING
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 __all__ = ["extra_of", "install_command", "missing"]
 
 _PROJECT = "hugginggpt"
 
 
+def canonicalize_name(name: str) -> str:
+    from packaging.utils import canonicalize_name as canonical  # 40 ms: when first asked
+
+    return canonical(name)
+
+
 @cache
 def _requirements() -> tuple[Requirement, ...]:
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         lines = metadata.requires(_PROJECT) or []
     except metadata.PackageNotFoundError:  # run from a source tree that is not installed
