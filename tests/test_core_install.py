@@ -1,7 +1,8 @@
 """``pip install hugginggpt`` with no extras is the light core: in a fresh virtualenv it
 brings no torch (nor transformers, diffusers, OpenCV, ONNX Runtime or pandas), and there
-``hugginggpt --help`` works, a run with an LLM (the test server) and ``--backend llm``
-answers, and ``--backend lite`` says which extra to install.
+``hugginggpt --help`` works, ``models list`` names the extra a backend lacks, a run with
+an LLM (the test server) and ``--backend llm`` answers, and ``--backend lite`` says which
+extra to install.
 
 One test does the three checks in one virtualenv: the install is most of its time (about
 40 s with pip's cache; it needs the package index, which CI reaches).
@@ -45,6 +46,10 @@ def test_the_core_install_has_no_torch_and_runs_with_an_llm(tmp_path, llm_server
 
     shown = run(str(exe), "--help")
     assert shown.returncode == 0 and "run" in shown.stdout, shown.stderr
+    listed = run(str(exe), "models", "list", "--task", "summarization")
+    assert listed.returncode == 0, listed.stderr
+    assert "local         no: the local extra is not installed: pip install " \
+        "'hugginggpt[local]'" in listed.stdout, listed.stdout
 
     llm_server.script("planner", {"tool_args": {"subtasks": [
         {"id": 0, "task": "summarization", "dep": [], "args": {"text": TEXT}}]}})
