@@ -20,42 +20,24 @@ __all__ = ["extra_of", "install_command", "missing"]
 _PROJECT = "hugginggpt"
 
 
-def canonicalize_name(name: str) -> str:
-    from packaging.utils import canonicalize_name as canonical  # 40 ms: when first asked
+def _canonical(name: str) -> str:
+    from packaging.utils import canonicalize_name  # 40 ms: imported when first asked
 
-    return canonical(name)
+    return canonicalize_name(name)
 
 
 @cache
 def _requirements() -> tuple[Requirement, ...]:
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import Requirement
 
     try:
-        lines = metadata.requires(_PROJECT) or []
+        return tuple(Requirement(line) for line in metadata.requires(_PROJECT) or [])
     except metadata.PackageNotFoundError:  # run from a source tree that is not installed
         return ()
-    found = []
-    for line in lines:
-        try:
-            found.append(Requirement(line))
-        except InvalidRequirement:  # pragma: no cover - pip wrote the metadata
-            continue
-    return tuple(found)
 
 
 def _in_extra(requirement: Requirement, extra: str) -> bool:
     return requirement.marker is not None and requirement.marker.evaluate({"extra": extra})
-
-
-def extra_of(package: str) -> str | None:
-    """The extra of this project that installs ``package`` (the first that names it)."""
-    name = canonicalize_name(package)
-    for requirement in _requirements():
-        if canonicalize_name(requirement.name) == name and requirement.marker is not None:
-            extra = next((e for e in _extras() if _in_extra(requirement, e)), None)
-            if extra is not None:
-                return extra
-    return None
 
 
 def _extras() -> list[str]:
@@ -63,6 +45,17 @@ def _extras() -> list[str]:
         return metadata.metadata(_PROJECT).get_all("Provides-Extra") or []
     except metadata.PackageNotFoundError:
         return []
+
+
+def extra_of(package: str) -> str | None:
+    """The extra of this project that installs ``package`` (the first that names it)."""
+    name = _canonical(package)
+    for requirement in _requirements():
+        if _canonical(requirement.name) == name and requirement.marker is not None:
+            extra = next((e for e in _extras() if _in_extra(requirement, e)), None)
+            if extra is not None:
+                return extra
+    return None
 
 
 @cache
@@ -83,7 +76,7 @@ def missing(extra: str) -> tuple[str, ...]:
     for requirement in _requirements():
         if not _in_extra(requirement, extra):
             continue
-        if canonicalize_name(requirement.name) == _PROJECT:
+        if _canonical(requirement.name) == _PROJECT:
             lacking += [p for named in sorted(requirement.extras) for p in missing(named)]
         elif not _installed(requirement.name):
             lacking.append(requirement.name)
