@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	scripts/install_torch.sh $(BIN)/pip "$(TORCH_INDEX)"
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -e ".[all,dev]"
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -89,7 +89,7 @@ RECEIPT = ("CORNER BAKERY", "Invoice 1042", "Date: 2024-03-05", "2 x Croissant 4
 
 def _store(loader: Any) -> list[Any] | None:
     """The list a ``load_once`` loader keeps its object in (None: not such a loader)."""
-    if not callable(loader) or not hasattr(loader, "__wrapped__"):
+    if not inspect.isfunction(loader) or not hasattr(loader, "__wrapped__"):
         return None
     store = inspect.getclosurevars(loader).nonlocals.get("loaded")
     return store if isinstance(store, list) else None

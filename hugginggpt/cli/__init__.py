@@ -90,11 +90,13 @@ def main(argv: list[str] | None = None) -> int:
     # a command that parsed has its module loaded, which loads these
     from hugginggpt.cli.common import load_plugins
     from hugginggpt.graph.context import SettingsError
+    from hugginggpt.tools.errors import NotInstalledError
 
     try:
         load_plugins(getattr(args, "plugin", []))
         return int(args.handler(args))
-    except (UsageError, SettingsError) as exc:  # a setting from the environment, say
+    # a setting from the environment, say, or what a command needs of an extra
+    except (UsageError, SettingsError, NotInstalledError) as exc:
         print(f"hugginggpt: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -150,7 +150,10 @@ def _warm_up(context: Context) -> None:
         return
     import numpy  # noqa: F401  (here first: two threads importing it at once can fail)
 
-    from hugginggpt.tools.experts.lite.engines import text_encoder
+    from hugginggpt.tools.experts.lite.engines import minilm_missing, text_encoder
+
+    if minilm_missing() is not None:  # the planner goes without examples
+        return
 
     threading.Thread(target=text_encoder, name="warm-up", daemon=True).start()
 

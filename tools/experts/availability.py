@@ -14,8 +14,9 @@ from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
 from hugginggpt.tools.experts.llm import LLM_BACKEND, unavailable_reason
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
 from hugginggpt.tools.experts.local.hub_cache import download_hint as _local_download_hint
-from hugginggpt.tools.experts.registry import ANY_TASK, Tool, registered_tools
+from hugginggpt.tools.experts.registry import ANY_TASK, Tool, missing_extra, registered_tools
 from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.extras import install_command
 
 __all__ = ["HYBRID_ORDER", "MODES", "NOT_OFFERED", "check_backend", "backend_order",
            "candidate_cards", "model_cards", "runnable", "explain_unavailable", "availability",
@@ -48,10 +49,11 @@ MODES = ("auto", "hybrid")
 def check_backend(mode: str) -> str:
     """The backend setting, checked: ``auto``, ``hybrid``, a registered backend
     (``dry-run`` included; plugins register their own) or an order of them such as
-    ``lite,hf-inference``.
+    ``lite,hf-inference``, each installed (``auto`` uses those that are).
 
     Raises:
-        ValueError: naming the unknown backends and the valid choices.
+        ValueError: naming the unknown backends and the valid choices, or a backend whose
+            extra is not installed and the command that installs it.
     """
     if mode in MODES:
         return mode
@@ -62,6 +64,10 @@ def check_backend(mode: str) -> str:
             f"no backend named {', '.join(repr(n) for n in unknown)}; expected "
             f"{', '.join(MODES)}, a registered backend ({', '.join(known)}; a plugin "
             "adds its own with --plugin) or an order of them such as lite,hf-inference")
+    if absent := [(name, extra) for name in names if (extra := missing_extra(name))]:
+        raise ValueError("; ".join(
+            f"the {name} backend is not installed: {install_command(extra)}"
+            for name, extra in absent))
     return mode
 
 
@@ -200,6 +206,6 @@ def download_hint(task: str, catalog: Catalog, mode: str,
     model for ``task`` that is not cached and ``fits`` the subtask, the command that
     downloads it and its size (from the card; nothing touches the network)."""
     known = sorted({t.backend for t in registered_tools()})
-    if LOCAL_BACKEND not in backend_order(mode, known):
+    if LOCAL_BACKEND not in backend_order(mode, known) or missing_extra(LOCAL_BACKEND):
         return None
     return _local_download_hint(task, catalog, fits)

@@ -31,6 +31,7 @@ from hugginggpt.tools.errors import ToolDefinitionError
 from hugginggpt.tools.experts.catalog import ModelCard
 from hugginggpt.tools.experts.confidence import Confidence
 from hugginggpt.tools.experts.tasks import TaskType, get_task_type
+from hugginggpt.tools.extras import install_command, missing
 
 __all__ = [
     "Tool",
@@ -43,6 +44,9 @@ __all__ = [
     "registered_tools",
     "backend_settings",
     "run_settings",
+    "needs_extra",
+    "missing_extra",
+    "not_installed",
 ]
 
 ANY_TASK = "*"
@@ -116,12 +120,16 @@ class Tool:
         return self.task in (task, ANY_TASK) and (self.models is None or model in self.models)
 
     def can_run(self, model: str) -> bool:
+        if not_installed(self.backend) is not None:
+            return False
         if self.available is not None:
             return self.available(model)
         return self.unavailable is None or self.unavailable(model) is None
 
     def why_not(self, model: str) -> str | None:
         """Why ``model`` cannot run here now, or None when it can."""
+        if (lacking := not_installed(self.backend)) is not None:
+            return lacking
         if self.available is not None and self.available(model):
             return None
         reason = self.unavailable(model) if self.unavailable is not None else None
@@ -141,6 +149,31 @@ class Tool:
 
 
 _TOOLS: list[Tool] = []
+
+_EXTRAS: dict[str, str] = {}
+"""Backend -> the extra of hugginggpt that its tools need (:func:`needs_extra`)."""
+
+
+def needs_extra(backend: str, extra: str) -> None:
+    """Declare that ``backend``'s tools run only with hugginggpt's ``extra`` installed:
+    while a package of it is missing, none of them is a candidate, and each says what to
+    install."""
+    _EXTRAS[backend] = extra
+
+
+def missing_extra(backend: str) -> str | None:
+    """The extra that ``backend`` needs and this install lacks, or None."""
+    extra = _EXTRAS.get(backend)
+    return extra if extra is not None and missing(extra) else None
+
+
+def not_installed(backend: str) -> str | None:
+    """What ``backend`` lacks on this install and the command that installs it, or None
+    (its extra is installed, or it needs none)."""
+    extra = missing_extra(backend)
+    return None if extra is None else (
+        f"the {extra} extra is not installed: {install_command(extra)}")
+
 
 _NO_SETTINGS: Mapping[str, Mapping[str, Any]] = MappingProxyType({})
 _RUN_SETTINGS: ContextVar[Mapping[str, Mapping[str, Any]]] = ContextVar(

@@ -19,11 +19,11 @@ from __future__ import annotations
 import importlib.util
 import re
 from functools import lru_cache
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from hugginggpt.tools.env import env
 from hugginggpt.tools.errors import HuggingGPTError
+from hugginggpt.tools.extras import extra_of, install_command, missing
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -90,19 +90,6 @@ def _package(provider: str) -> str:
     return _registry()[provider][0].split(".")[0].replace("_", "-")
 
 
-def _extra(package: str) -> str | None:
-    """This project's extra that installs ``package``, from its own metadata."""
-    try:
-        requires = metadata.requires("hugginggpt") or []
-    except metadata.PackageNotFoundError:
-        return None
-    for requirement in requires:
-        found = re.match(r"([A-Za-z0-9_.-]+).*extra\s*==\s*['\"]([^'\"]+)['\"]", requirement)
-        if found and found.group(1).lower().replace("_", "-") == package:
-            return found.group(2)
-    return None
-
-
 def check_model(model: str, base_url: str | None) -> None:
     """Raise, before any request, for a model no installed package can serve.
 
@@ -119,8 +106,8 @@ def check_model(model: str, base_url: str | None) -> None:
     package = _package(provider)
     if importlib.util.find_spec(package.replace("-", "_")) is not None:
         return
-    extra = _extra(package)
-    install = f"pip install 'hugginggpt[{extra}]'" if extra else f"pip install {package}"
+    extra = extra_of(package)
+    install = install_command(extra) if extra else f"pip install {package}"
     raise ProviderError(f"the LLM {model!r} needs the {package} package: {install}")
 
 
@@ -137,9 +124,10 @@ def _check_local(model: str, base_url: str | None) -> None:
     if not re.fullmatch(r"[\w.-]+/[\w.-]+|/.+", repo):
         raise ProviderError(f"{model!r}: write transformers:ORG/NAME, a Hub model id "
                             "(transformers:Qwen/Qwen3-1.7B)")
-    if importlib.util.find_spec("xgrammar") is None:
-        raise ProviderError(f"the LLM {model!r} plans under a grammar, which needs the "
-                            "xgrammar package: pip install 'hugginggpt[local-llm]'")
+    if lacking := missing("local-llm"):
+        raise ProviderError(f"the LLM {model!r} runs here with transformers and plans under "
+                            f"a grammar (xgrammar); {', '.join(lacking)} not installed: "
+                            f"{install_command('local-llm')}")
 
 
 def _accepted(cls: type, options: dict[str, Any]) -> dict[str, Any]:

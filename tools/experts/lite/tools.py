@@ -25,8 +25,8 @@ from hugginggpt.tools.experts.lite.engines import (
     SUMMA_LOCK,
     TEXTRANK,
     VADER,
-    minilm,
     ocr_engine,
+    text_encoder,
     textrank,
     vader,
 )
@@ -90,13 +90,13 @@ def _ranked(scores: dict[str, float]) -> list[dict[str, Any]]:
 
 def sentence_similarity(text: str, text2: str) -> float:
     """Cosine similarity of the two texts' normalised MiniLM embeddings."""
-    embeddings = minilm().encode([text, text2], normalize_embeddings=True)
+    embeddings = text_encoder().encode([text, text2], normalize_embeddings=True)
     return float(embeddings[0] @ embeddings[1])
 
 
 def feature_extraction(text: str) -> list[float]:
     """The normalised 384-dimensional MiniLM embedding of a text."""
-    return minilm().encode(text, normalize_embeddings=True).tolist()
+    return text_encoder().encode(text, normalize_embeddings=True).tolist()
 
 
 def _rows(found: Sequence[Sequence[Any]]) -> list[str]:
@@ -186,7 +186,7 @@ def document_question_answering(image: Path, question: str,
     """
     question = _checked(question, OCR_LOOKUP)
     lines = image_to_text(image, ctx).splitlines()
-    vectors = minilm().encode([question, *lines], normalize_embeddings=True)
+    vectors = text_encoder().encode([question, *lines], normalize_embeddings=True)
     similarities = [float(vectors[0] @ v) for v in vectors[1:]]
     best = max(range(len(lines)), key=similarities.__getitem__)
     if similarities[best] < LOOKUP_MIN_SIMILARITY:
@@ -306,7 +306,7 @@ def zero_shot(text: str, labels: str, ctx: ToolContext | None = None) -> list[di
     ``ctx.confidence`` is the best label's margin over the second."""
     names = _label_list(labels)
     hypotheses = [ZERO_SHOT_TEMPLATE.format(label=name) for name in names]
-    vectors = minilm().encode(
+    vectors = text_encoder().encode(
         [_checked(text, MINILM_ZERO_SHOT), *hypotheses], normalize_embeddings=True)
     cosines = {name: float(vectors[0] @ v) for name, v in zip(names, vectors[1:], strict=True)}
     if ctx is not None:

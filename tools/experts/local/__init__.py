@@ -14,7 +14,8 @@ small per-process LRU (see :func:`set_max_loaded`; a run's ``max_loaded_models``
 by (task, model id); the bound counts models being loaded and models in use, so memory
 never holds more; two subtasks asking for the same model wait for one load. Code shipped
 with a model runs only when its catalog card says ``trust_remote_code``. Importing this
-module imports neither torch nor transformers.
+module imports neither torch nor transformers; they come with the ``local`` extra
+(``pip install 'hugginggpt[local]'``), and without it no model is a candidate here.
 
 The package is split along its seams, so that each part can be read on its own:
 :mod:`.cache` is the LRU itself, :mod:`.models` loads and runs models through it,
@@ -62,7 +63,7 @@ from hugginggpt.tools.experts.local.models import (
     peak_loaded,
     set_max_loaded,
 )
-from hugginggpt.tools.experts.registry import backend_settings, register_tool
+from hugginggpt.tools.experts.registry import backend_settings, needs_extra, register_tool
 
 __all__ = [
     "LOCAL_BACKEND",
@@ -179,3 +180,5 @@ for _task, _adapter in ADAPTERS.items():
                   available=functools.partial(_available_for, _task),
                   unavailable=functools.partial(_reason_for, _task),
                   deterministic=_adapter.deterministic)
+
+needs_extra(LOCAL_BACKEND, "local")
