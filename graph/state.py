@@ -369,9 +369,10 @@ class State(InputState):
     """Consent to download a model missing from the local cache, by model id (True:
     given, False: refused), kept for the thread; written by the approve stage only."""
     streamed: dict[int, Streamed] = Field(default_factory=dict)
-    """What the plan stage selected and ran while the latest plan streamed, by subtask id
-    (written by the plan stage only, whole, on every attempt; see
-    :mod:`hugginggpt.nodes.streaming`): select and execute take what matches the plan
+    """What was selected and run while the latest plan streamed, by subtask id (written
+    by the plan stage only, whole, on every attempt, from what the execute stage's
+    :class:`~hugginggpt.nodes.execute.StreamedExecution` did with the subtasks it was
+    handed): select and execute take what matches the plan
     (by :func:`subtask_keys`) instead of choosing and running it again."""
     llm_calls: Annotated[list[LLMCall], this_run] = Field(default_factory=list)
     """The LLM calls of the thread's latest run, oldest first: their accounting records.

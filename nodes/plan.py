@@ -5,9 +5,12 @@ tolerant parser where it does not; the DAG is then checked in code. An invalid p
 back to the LLM with the problems (the ``plan`` edge loops), at most
 ``max_plan_retries`` times; then the run aborts with the problems listed.
 
-With ``stream_execution`` (and ``approval`` ``never`` or ``risky``) the subtasks start
-while the reply streams, each as soon as its JSON is complete and valid
-(:mod:`hugginggpt.nodes.streaming`); the stage waits for them and leaves what they did
+With ``stream_execution`` (and ``approval`` ``never`` or ``risky``) the stage hands each
+subtask over as soon as its JSON is complete and valid with those before it, while the
+reply still streams (:class:`~hugginggpt.nodes.planning.incremental.HandingOver`), to a
+:class:`~hugginggpt.nodes.planning.incremental.Handover`: the execute stage's streamed
+execution, which the graph's builder gives this node (the stage neither selects nor runs
+anything itself). When the reply ends, it waits for what was handed over and leaves what was done
 in ``streamed`` for the next stages, and for a repair, which keeps what finished.
 
 With ``planner = "auto"`` (the default) a planner LLM that cannot be called (no key or
@@ -19,6 +22,7 @@ trace and ``--json``. ``planner = "llm"`` aborts, saying what to fix.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -27,11 +31,12 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from hugginggpt.graph.context import Context, context_of, settings_of
-from hugginggpt.graph.state import State
+from hugginggpt.graph.state import State, Streamed
 from hugginggpt.nodes.conversation import check_served_files, message_turn
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
 from hugginggpt.nodes.planning.grammar import plan_grammar
+from hugginggpt.nodes.planning.incremental import HandingOver, Handover
 from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
 from hugginggpt.nodes.planning.runnable import asks_an_image, runnable_instead
 from hugginggpt.nodes.planning.validation import (
@@ -46,7 +51,6 @@ from hugginggpt.nodes.prompts import (
     PLANNER_SYSTEM,
     PLANNER_USER,
 )
-from hugginggpt.nodes.streaming import StreamedPlan, ran_summary
 from hugginggpt.tools.blocks import message_text
 from hugginggpt.tools.errors import (
     ArgumentError,
@@ -68,7 +72,8 @@ from hugginggpt.tools.llm.transcripts import keep
 from hugginggpt.tools.redact import redact
 from hugginggpt.tools.text import MAX_MESSAGE, clip
 
-__all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply", "uses_llm_planner"]
+__all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply", "uses_llm_planner",
+           "HandoverFactory"]
 
 _HISTORY_CHARS = 500
 """Earlier turns reach the planner clipped to this: an answer may quote long outputs."""
@@ -86,6 +91,11 @@ class PlanReply(BaseModel):
     """The plan: subtasks in dependency order (empty when no expert is needed)."""
 
     subtasks: list[SubtaskReply]
+
+
+HandoverFactory = Callable[[State, Context], Handover]
+"""Makes a plan stage's :class:`~hugginggpt.nodes.planning.incremental.Handover` for a
+run's state and settings (the graph's builder gives the plan node the execute stage's)."""
 
 
 def _few_shot(request: str, context: Context) -> str:
@@ -168,16 +178,19 @@ def ask_planner(
         raise
 
 
-def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Ask for a plan (or take the fixed one), validate it, and record the outcome."""
+def plan(state: State, runtime: Runtime[Context],
+         handover: HandoverFactory | None = None) -> dict[str, Any]:
+    """Ask for a plan (or take the fixed one), validate it, and record the outcome;
+    with ``handover``, hand the subtasks over while the plan streams."""
     calls: list[LLMCall] = []
-    update = _plan(state, context_of(runtime), calls)
+    update = _plan(state, context_of(runtime), calls, handover)
     # a run that starts with no LLM call clears the previous run's records
     first = state.plan_attempts == 0
     return update | {"llm_calls": keep(calls) if calls or not first else None}
 
 
-def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any]:
+def _plan(state: State, context: Context, calls: list[LLMCall],
+          handover: HandoverFactory | None) -> dict[str, Any]:
     attempt = state.plan_attempts + 1
     get_stream_writer()({"type": "stage", "stage": "plan", "event": "start", "attempt": attempt})
     update: dict[str, Any] = {"plan_attempts": attempt}
@@ -217,11 +230,12 @@ def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any
                                    plan_errors=[str(exc)])
     elif not uses_llm_planner(context):
         return update | _plan_offline(state, context)
-    elif _streams(context):
-        streamer = StreamedPlan(state, context)
-        found = _plan_llm(state, context, calls, attempt, streamer)
-        found |= streamer.finish(found.get("plan") or [])
-        calls += streamer.selector.calls + streamer.calls  # selector's, then subtasks'
+    elif handover is not None and _streams(context):
+        taker = handover(state, context)
+        found = _plan_llm(state, context, calls, attempt,
+                          HandingOver(taker, context.max_subtasks))
+        found["streamed"], made = taker.finish(found.get("plan") or [])
+        calls += made
         if found.get("status") == "aborted":
             found["abort_reason"] = (found.get("abort_reason") or "") + ran_summary(
                 found["streamed"])
@@ -359,6 +373,15 @@ def _rejected(
         )
         return update | _abort(reason, planner=planner, plan_errors=problems)
     return update
+
+
+def ran_summary(streamed: dict[int, Streamed]) -> str:
+    """What ran while the plan streamed, for an abort's reason ("" when nothing did)."""
+    ran = [s.result for s in streamed.values() if s.result is not None]
+    if not ran:
+        return ""
+    return ("\nWhile the plan streamed, these subtasks ran: " + "; ".join(
+        f"#{r.id} {r.task}: {r.status}" for r in ran) + ".")
 
 
 def _abort(reason: str, **extra: Any) -> dict[str, Any]:

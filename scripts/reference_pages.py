@@ -264,7 +264,8 @@ def settings_page() -> str:
 
 
 def contracts_block() -> str:
-    """The import contracts of ``pyproject.toml``, each drawn as its layers, top down."""
+    """The import contracts of ``pyproject.toml``, each drawn as its layers, top down (a
+    ``forbidden`` one as its source and what it may not import)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     lines: list[str] = []
     for contract in config["tool"]["importlinter"]["contracts"]:
@@ -272,8 +273,11 @@ def contracts_block() -> str:
             "root_package"]
         lines += [f"**{contract['name']}** (a `{contract['type']}` contract, in `{within}`)",
                   "", "```text"]
-        for i, layer in enumerate(contract["layers"]):
+        for i, layer in enumerate(contract.get("layers", [])):
             lines += (["   ▼"] if i else []) + [layer]
+        if contract["type"] == "forbidden":  # nor through another module
+            lines += [*contract["source_modules"], "   ✗ imports none of",
+                      *contract["forbidden_modules"]]
         lines += ["```", ""]
     return "\n".join(lines).rstrip() + "\n"
 
