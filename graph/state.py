@@ -18,6 +18,7 @@ from langgraph.channels.delta import DeltaChannel
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field, field_validator
 
+from hugginggpt.tools.errors import Control, Fix
 from hugginggpt.tools.experts.confidence import Confidence
 from hugginggpt.tools.llm.records import LLMCall
 
@@ -30,6 +31,8 @@ __all__ = [
     "Selection",
     "Attempt",
     "Failure",
+    "Fix",
+    "Control",
     "SubtaskResult",
     "Approval",
     "Streamed",
@@ -136,6 +139,8 @@ class Selection(BaseModel):
     backend: str | None
     reason: str
     candidates: list[Candidate] = Field(default_factory=list)
+    fix: Fix | None = None
+    """What to do when no model was chosen (another backend, a model to download)."""
     asked: str | None = None
     """For a classification task type (sentiment, language, emotion, ...), the kind of
     answer the request's words ask for; None when they do not say (the answer then says
@@ -153,6 +158,8 @@ class Attempt(BaseModel):
     """When the attempt started (Unix time), for the thread's trace."""
     cached: bool = False
     """Served from the result cache: no tool was called (``latency_s`` is the lookup's)."""
+    fix: Fix | None = None
+    """What the error said to do about it, when it said something."""
 
 
 class Failure(BaseModel):
@@ -173,6 +180,9 @@ class Failure(BaseModel):
     """The models tried, each once, in order."""
     tried_types: list[str] = Field(default_factory=list)
     """The errors the models tried raised (their classes, each once)."""
+    fix: Fix | None = None
+    """What to do about it, set where it was raised (said for whoever asked, at the
+    answer); None when the failure says nothing to do."""
 
 
 class SubtaskResult(BaseModel):
@@ -355,6 +365,8 @@ class State(InputState):
     planner_fallback: str = ""
     """Why the offline planner stood in for the configured planner LLM (no credentials,
     unreachable), in one sentence the answer repeats; empty when it did not."""
+    why_offline: Failure | None = None
+    """The same, in fields (written by the plan stage)."""
     selector: str = ""
     selections: Annotated[dict[int, Selection], merge_by_id] = Field(default_factory=dict)
     results: Annotated[dict[int, SubtaskResult], merge_by_id] = Field(default_factory=dict)
@@ -362,6 +374,10 @@ class State(InputState):
     responder: str = ""
     status: RunStatus = "running"
     abort_reason: str | None = None
+    """Why the run aborted, as the abort stage said it to whoever asked."""
+    why_aborted: Failure | None = None
+    """Why the run aborted, in fields: what went wrong, the exception's class, the fix
+    (written by the stage that stopped the run: plan, approve)."""
     approved: bool = False
     """Whether the approval policy has been satisfied for the current plan."""
     approvals: Annotated[list[Approval], DeltaChannel(append_all)] = Field(default_factory=list)
@@ -409,7 +425,7 @@ class OutputState(BaseModel):
 STATE_TYPES: tuple[type[BaseModel], ...] = (
     ChatTurn, Subtask, Candidate, Selection, Attempt, Failure, SubtaskResult, Approval,
     Streamed,
-    LLMCall, Confidence,
+    LLMCall, Confidence, Fix, Control,
     InputState, State, OutputState,
 )
 """Types that checkpoints may deserialize (the msgpack allowlist)."""
