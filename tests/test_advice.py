@@ -186,3 +186,14 @@ def test_an_abort_is_a_failure_in_state_and_said_for_the_caller(tmp_path):
         workspace=str(tmp_path), plan=bad, backend="dry-run"))
     why = app.get_state(config).values["why_aborted"]
     assert why.error_type == "PlanParseError" and "no-such-task" in why.reason
+
+
+def test_a_limit_the_cli_has_no_flag_for_is_its_variable():
+    from hugginggpt.nodes.responding.advice import NO_FLAG, said
+    from hugginggpt.tools.errors import Control, Fix
+
+    options = _run_options()
+    assert all(flag_of(name) not in options for name in NO_FLAG)
+    fix = Fix(say="raise it with {}", controls=[Control(kind="limit", name="max_file_mb")])
+    assert said(fix, "cli") == "raise it with HUGGINGGPT_MAX_FILE_MB"
+    assert said(fix, "python") == "raise it with max_file_mb=..."

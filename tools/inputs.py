@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hugginggpt.tools.errors import ArgumentError, Control, Fix, setting
+from hugginggpt.tools.errors import ArgumentError, Control, Fix
 from hugginggpt.tools.kinds import is_url
 from hugginggpt.tools.text import clip
 
@@ -146,6 +146,7 @@ def resolve_input_file(
     if info.st_size > max_bytes:
         raise ArgumentError(
             f"file {shown} refused: it is {info.st_size / _MB:.1f} MB, over the limit of "
-            f"{max_bytes / _MB:g} MB", fix=Fix(say="use a smaller file, or raise the limit "
-                                               "with {}", controls=[setting("max_file_mb")]))
+            f"{max_bytes / _MB:g} MB", fix=Fix(
+                say="use a smaller file, or raise the limit with {}",
+                controls=[Control(kind="limit", name="max_file_mb")]))
     return real

@@ -49,7 +49,7 @@ from hugginggpt.tools.errors import Control, Fix
 from hugginggpt.tools.llm.config import CONFIGURE_IN_BRIEF
 
 __all__ = ["for_caller", "setting_named", "configure_llm", "said", "reason_and_fix",
-           "fallen_back"]
+           "fallen_back", "NO_FLAG"]
 
 _VALUE = r"hf:[\w/.:-]+|(?!or\b)(?:[a-z][\w-]*\|)*[a-z][\w-]*|[A-Z][A-Z_]+|\d+(?:\.\d+)?"
 _FLAG = re.compile(
@@ -198,15 +198,22 @@ def fallen_back(failure: Failure, caller: Caller) -> str:
     return f"{reason_and_fix(failure, caller)}; this plan was made offline"
 
 
+NO_FLAG = frozenset({"max_file_mb", "max_download_mb"})
+"""The limits ``hugginggpt run`` has no flag for: the CLI names their environment
+variable."""
+
+
 def _named(control: Control, caller: Caller) -> str:
     name, value = control.name, control.value
     if control.kind == "limit":
         names = env_names(name)
+        if caller == "cli" and name in NO_FLAG:
+            return names[0] if names else name
         if caller == "cli":
             return flag_of(name) + (f" (or {names[0]})" if names else "")
         return setting_named(name, caller)
-    if control.kind == "setting":
-        return setting_named(name, caller, value or None)
+    if control.kind == "setting":  # a switch is turned on
+        return setting_named(name, caller, value or ("True" if _is_bool(name) else None))
     if control.kind == "file":
         return "--file" if caller == "cli" else _OTHER_FLAGS["--file"][caller]
     if control.kind == "variable":
