@@ -376,7 +376,8 @@ def _reserved(plan: DownloadPlan, budget: DownloadBudget | None
             f"fetched)", setting="max_download_total_mb",
             value=round(budget.max_bytes / MB, 3), unit=" MB", fix=Fix(
                 say="raise it with {}, or download it once with {}",
-                controls=[setting("max_download_total_mb"), _download_command(plan.model)]))
+                controls=[Control(kind="limit", name="max_download_total_mb"),
+                          _download_command(plan.model)]))
     with budget.download(f"model {plan.model}", plan.missing) as count:
         yield count
 
