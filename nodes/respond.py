@@ -261,7 +261,7 @@ def abort(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # what ran while the plan streamed: the plan's subtasks, or a rejected plan's
     streamed = streamed_for(state.plan, state.streamed) if state.plan else state.streamed
     ran = {i: s.result for i, s in streamed.items() if s.result is not None}
-    reason = for_caller(reason_and_fix(why, context.caller), context.caller) + _ran(ran)
+    reason = reason_and_fix(why, context.caller) + _ran(ran)
     text = f"The run was aborted: {reason}"
     state = state.model_copy(update={"results": state.results | ran})
     return {

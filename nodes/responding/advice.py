@@ -184,13 +184,15 @@ def said(fix: Fix, caller: Caller) -> str:
 
 def reason_and_fix(failure: Failure, caller: Caller) -> str:
     """A failure's reason with its fix, said for ``caller`` (after a line break when the
-    reason runs over several lines)."""
+    reason runs over several lines). A reason that still names a flag in its words (an
+    LLM endpoint's advice) is rewritten for the caller (:func:`for_caller`)."""
+    reason = for_caller(failure.reason, caller)
     if failure.fix is None:
-        return failure.reason
+        return reason
     fix = said(failure.fix, caller)
-    if "\n" in failure.reason:
-        return f"{failure.reason}\n{fix[:1].upper()}{fix[1:]}."
-    return f"{failure.reason}: {fix}"
+    if "\n" in reason:
+        return f"{reason}\n{fix[:1].upper()}{fix[1:]}."
+    return f"{reason}: {fix}"
 
 
 def fallen_back(failure: Failure, caller: Caller) -> str:
