@@ -236,9 +236,10 @@ class Selector:
         ranked = rank_candidates(subtask.task, catalog, context.backend, query)
         hint = None if context.download not in (None, "no") else download_hint(
             subtask.task, catalog, context.backend, partial(fits, query))  # a local model
-        if not ranked and (why := unreadable(subtask.task, catalog, context.backend, query)):
+        if not ranked and (cannot := unreadable(subtask.task, catalog, context.backend, query)):
+            why, fix = cannot
             return Selection(subtask_id=subtask.id, task=subtask.task, model=None,
-                             backend=None, reason=f"no model can read the text: {why}")
+                             backend=None, reason=f"no model can read the text: {why}", fix=fix)
         if not ranked:
             return Selection(
                 subtask_id=subtask.id, task=subtask.task, model=None, backend=None,
