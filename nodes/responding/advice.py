@@ -224,7 +224,7 @@ def _named(control: Control, caller: Caller) -> str:
         return f"export {name}={value}" if value else name
     if control.kind == "models":
         return _models(name, value, caller)
-    return configure_llm(caller)
+    return for_caller(CONFIGURE_IN_BRIEF, caller)  # an LLM: each way to give one
 
 
 def _models(verb: str, what: str, caller: Caller) -> str:
