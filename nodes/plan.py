@@ -5,22 +5,18 @@ tolerant parser where it does not; the DAG is then checked in code. An invalid p
 back to the LLM with the problems (the ``plan`` edge loops), at most
 ``max_plan_retries`` times; then the run aborts with the problems listed.
 
-With ``stream_execution`` (and ``approval`` ``never`` or ``risky``) the stage hands each
-subtask over as soon as its JSON is complete and valid with those before it, while the
-reply still streams (:class:`~hugginggpt.nodes.planning.incremental.HandingOver`), to a
-:class:`~hugginggpt.nodes.planning.incremental.Handover`: the execute stage's streamed
-execution, which the graph's builder gives this node (the stage neither selects nor runs
-anything itself). When the reply ends, it waits for what was handed over and leaves what was done
-in ``streamed`` for the next stages, and for a repair, which keeps what finished.
+With ``stream_execution`` (and ``approval`` ``never`` or ``risky``) each subtask is handed
+over as soon as its JSON is complete and valid, while the reply streams
+(:class:`~hugginggpt.nodes.planning.incremental.HandingOver`), to the execute stage's
+streamed execution, which the graph's builder gives this node: the stage neither selects
+nor runs anything. It waits for what was handed over and leaves what was done in
+``streamed`` for the next stages, and for a repair, which keeps what finished.
 
 With ``planner = "auto"`` (the default) a planner LLM that cannot be called (no key or
 token, unreachable, failing after its retries) is not the end of the run: the offline
-planner makes the plan instead, and ``why_offline`` says why (in fields; ``planner_fallback``
-in one sentence), for the answer, the trace and ``--json``. ``planner = "llm"`` aborts.
-
-An abort's reason is a :class:`~hugginggpt.graph.state.Failure` in ``why_aborted``: what
-went wrong, the exception's class and the fix, which the abort stage says for whoever
-asked.
+planner plans instead, and ``why_offline`` says why (``planner_fallback`` in a sentence),
+for the answer, the trace and ``--json``. ``planner = "llm"`` aborts, and so does a plan
+that stays invalid: ``why_aborted`` is a :class:`~hugginggpt.graph.state.Failure`.
 """
 
 from __future__ import annotations
