@@ -7,10 +7,15 @@
     select -(no subtask has a model)-> execute (each fails with the reason) -> respond
     approve -(policy satisfied)-> execute, -(plan edited)-> select, -(rejected)-> abort,
             -(approval needed)-> approve (the state says ``waiting``, then it asks)
+
+While the plan streams, the plan node hands each complete subtask to the execute stage's
+:class:`~hugginggpt.nodes.execute.StreamedExecution`, given to it here: the stages do not
+import each other.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from langchain_core.runnables import RunnableLambda
@@ -22,6 +27,7 @@ from hugginggpt.graph.checkpoint import register_state_types, store_of
 from hugginggpt.graph.context import Context
 from hugginggpt.graph.state import InputState, OutputState, State
 from hugginggpt.nodes import (
+    StreamedExecution,
     abort,
     aexecute,
     approve,
@@ -57,7 +63,8 @@ def build_graph(
     builder = StateGraph(
         State, context_schema=context_schema, input_schema=InputState, output_schema=OutputState
     )
-    builder.add_node("plan", plan)
+    # the plan stage hands each subtask over to execution while the plan streams
+    builder.add_node("plan", partial(plan, handover=StreamedExecution))
     builder.add_node("select", select)
     builder.add_node("approve", approve,
                      destinations=("approve", "execute", "select", "abort"))

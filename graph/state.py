@@ -24,6 +24,7 @@ from hugginggpt.graph.reducers import (
     merge_by_id,
     this_run,
 )
+from hugginggpt.tools.errors import Control, Fix
 from hugginggpt.tools.experts.confidence import Confidence
 from hugginggpt.tools.llm.records import LLMCall
 
@@ -36,6 +37,8 @@ __all__ = [
     "Selection",
     "Attempt",
     "Failure",
+    "Fix",
+    "Control",
     "SubtaskResult",
     "Approval",
     "Streamed",
@@ -142,6 +145,8 @@ class Selection(BaseModel):
     backend: str | None
     reason: str
     candidates: list[Candidate] = Field(default_factory=list)
+    fix: Fix | None = None
+    """What to do when no model was chosen (another backend, a model to download)."""
     asked: str | None = None
     """For a classification task type (sentiment, language, emotion, ...), the kind of
     answer the request's words ask for; None when they do not say (the answer then says
@@ -159,6 +164,8 @@ class Attempt(BaseModel):
     """When the attempt started (Unix time), for the thread's trace."""
     cached: bool = False
     """Served from the result cache: no tool was called (``latency_s`` is the lookup's)."""
+    fix: Fix | None = None
+    """What the error said to do about it, when it said something."""
 
 
 class Failure(BaseModel):
@@ -179,6 +186,9 @@ class Failure(BaseModel):
     """The models tried, each once, in order."""
     tried_types: list[str] = Field(default_factory=list)
     """The errors the models tried raised (their classes, each once)."""
+    fix: Fix | None = None
+    """What to do about it, set where it was raised (said for whoever asked, at the
+    answer); None when the failure says nothing to do."""
 
 
 class SubtaskResult(BaseModel):
@@ -299,6 +309,8 @@ class State(InputState):
     planner_fallback: str = ""
     """Why the offline planner stood in for the configured planner LLM (no credentials,
     unreachable), in one sentence the answer repeats; empty when it did not."""
+    why_offline: Failure | None = None
+    """The same, in fields (written by the plan stage)."""
     selector: str = ""
     selections: Annotated[dict[int, Selection], merge_by_id] = Field(default_factory=dict)
     results: Annotated[dict[int, SubtaskResult], merge_by_id] = Field(default_factory=dict)
@@ -306,6 +318,10 @@ class State(InputState):
     responder: str = ""
     status: RunStatus = "running"
     abort_reason: str | None = None
+    """Why the run aborted, as the abort stage said it to whoever asked."""
+    why_aborted: Failure | None = None
+    """Why the run aborted, in fields: what went wrong, the exception's class, the fix
+    (written by the stage that stopped the run: plan, approve)."""
     approved: bool = False
     """Whether the approval policy has been satisfied for the current plan."""
     approvals: Annotated[list[Approval], DeltaChannel(append_all)] = Field(default_factory=list)
@@ -313,9 +329,10 @@ class State(InputState):
     """Consent to download a model missing from the local cache, by model id (True:
     given, False: refused), kept for the thread; written by the approve stage only."""
     streamed: dict[int, Streamed] = Field(default_factory=dict)
-    """What the plan stage selected and ran while the latest plan streamed, by subtask id
-    (written by the plan stage only, whole, on every attempt; see
-    :mod:`hugginggpt.nodes.streaming`): select and execute take what matches the plan
+    """What was selected and run while the latest plan streamed, by subtask id (written
+    by the plan stage only, whole, on every attempt, from what the execute stage's
+    :class:`~hugginggpt.nodes.execute.StreamedExecution` did with the subtasks it was
+    handed): select and execute take what matches the plan
     (by :func:`subtask_keys`) instead of choosing and running it again."""
     llm_calls: Annotated[list[LLMCall], this_run] = Field(default_factory=list)
     """The LLM calls of the thread's latest run, oldest first: their accounting records.
@@ -352,7 +369,7 @@ class OutputState(BaseModel):
 STATE_TYPES: tuple[type[BaseModel], ...] = (
     ChatTurn, Subtask, Candidate, Selection, Attempt, Failure, SubtaskResult, Approval,
     Streamed,
-    LLMCall, Confidence,
+    LLMCall, Confidence, Fix, Control,
     InputState, State, OutputState,
 )
 """Types that checkpoints may deserialize (the msgpack allowlist)."""

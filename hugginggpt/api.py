@@ -277,12 +277,8 @@ async def _run(graph_input: Any, thread_id: str, context: Context, checkpoint_ur
                     thread_id, before.values.get("settings") or {}, context):
                 raise ArgumentError(why)
         snapshot, interrupted = await drive(app, graph_input, thread_id, context, on_event)
-    result = RunResult.from_snapshot(thread_id, snapshot, context.workspace, interrupted)
-    from hugginggpt.nodes.responding.advice import for_caller
-
-    said = {name: for_caller(text, context.caller) for name in ("abort_reason",
-            "planner_fallback") if (text := getattr(result, name))}  # as the answer says it
-    return result.model_copy(update=said)
+    # abort_reason and planner_fallback are said for context.caller by the stages
+    return RunResult.from_snapshot(thread_id, snapshot, context.workspace, interrupted)
 
 
 async def arun(

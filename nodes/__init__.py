@@ -6,12 +6,13 @@ returns an update; their helpers sit beside them (``planning/``, ``execution/``,
 """
 
 from hugginggpt.nodes.approve import approve
-from hugginggpt.nodes.execute import aexecute, execute
+from hugginggpt.nodes.execute import StreamedExecution, aexecute, execute
 from hugginggpt.nodes.plan import plan, route_after_plan
 from hugginggpt.nodes.respond import abort, respond
 from hugginggpt.nodes.select import route_after_select, select
 
 __all__ = [
+    "StreamedExecution",
     "abort",
     "approve",
     "aexecute",

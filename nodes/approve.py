@@ -32,7 +32,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from hugginggpt.graph.context import Context, context_of
-from hugginggpt.graph.state import Approval, Selection, State
+from hugginggpt.graph.state import Approval, Failure, Selection, State
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_object, validate_plan
 from hugginggpt.nodes.selection import READ_ONLY, risk_of
 from hugginggpt.tools.errors import TransientToolError
@@ -243,7 +243,7 @@ def approve(state: State, runtime: Runtime[Context]) -> Command[Next]:
             reason = str(answer.get("reason") or "no reason given")
             return Command(goto="abort", update={
                 "status": "aborted", "approved": False,
-                "abort_reason": f"the plan was rejected: {reason}",
+                "why_aborted": Failure(reason=f"the plan was rejected: {reason}"),
                 "approvals": [_record(policy, "reject", answer, reason)]})
         if action == "edit":
             try:

@@ -5,20 +5,24 @@ tolerant parser where it does not; the DAG is then checked in code. An invalid p
 back to the LLM with the problems (the ``plan`` edge loops), at most
 ``max_plan_retries`` times; then the run aborts with the problems listed.
 
-With ``stream_execution`` (and ``approval`` ``never`` or ``risky``) the subtasks start
-while the reply streams, each as soon as its JSON is complete and valid
-(:mod:`hugginggpt.nodes.streaming`); the stage waits for them and leaves what they did
-in ``streamed`` for the next stages, and for a repair, which keeps what finished.
+With ``stream_execution`` (and ``approval`` ``never`` or ``risky``) each subtask is handed
+over as soon as its JSON is complete and valid, while the reply streams
+(:class:`~hugginggpt.nodes.planning.incremental.HandingOver`), to the execute stage's
+streamed execution, which the graph's builder gives this node: the stage neither selects
+nor runs anything. It waits for what was handed over and leaves what was done in
+``streamed`` for the next stages, and for a repair, which keeps what finished.
 
 With ``planner = "auto"`` (the default) a planner LLM that cannot be called (no key or
 token, unreachable, failing after its retries) is not the end of the run: the offline
-planner makes the plan instead, and ``planner_fallback`` says why, for the answer, the
-trace and ``--json``. ``planner = "llm"`` aborts, saying what to fix.
+planner plans instead, and ``why_offline`` says why (``planner_fallback`` in a sentence),
+for the answer, the trace and ``--json``. ``planner = "llm"`` aborts, and so does a plan
+that stays invalid: ``why_aborted`` is a :class:`~hugginggpt.graph.state.Failure`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -27,11 +31,12 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from hugginggpt.graph.context import Context, context_of, settings_of
-from hugginggpt.graph.state import State
+from hugginggpt.graph.state import Failure, State
 from hugginggpt.nodes.conversation import check_served_files, message_turn
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.planning.bank import DEFAULT_BANK, load_bank
 from hugginggpt.nodes.planning.grammar import plan_grammar
+from hugginggpt.nodes.planning.incremental import HandingOver, Handover
 from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
 from hugginggpt.nodes.planning.runnable import asks_an_image, runnable_instead
 from hugginggpt.nodes.planning.validation import (
@@ -46,14 +51,16 @@ from hugginggpt.nodes.prompts import (
     PLANNER_SYSTEM,
     PLANNER_USER,
 )
-from hugginggpt.nodes.streaming import StreamedPlan, ran_summary
+from hugginggpt.nodes.responding.advice import fallen_back
 from hugginggpt.tools.blocks import message_text
 from hugginggpt.tools.errors import (
     ArgumentError,
+    Fix,
     LLMBudgetError,
     LLMCredentialsError,
     LLMNotConfiguredError,
     NotInstalledError,
+    setting,
 )
 from hugginggpt.tools.experts.availability import runnable
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
@@ -69,7 +76,8 @@ from hugginggpt.tools.llm.transcripts import keep
 from hugginggpt.tools.redact import redact
 from hugginggpt.tools.text import MAX_MESSAGE, clip
 
-__all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply", "uses_llm_planner"]
+__all__ = ["plan", "route_after_plan", "ask_planner", "PlanReply", "uses_llm_planner",
+           "HandoverFactory"]
 
 _HISTORY_CHARS = 500
 """Earlier turns reach the planner clipped to this: an answer may quote long outputs."""
@@ -87,6 +95,11 @@ class PlanReply(BaseModel):
     """The plan: subtasks in dependency order (empty when no expert is needed)."""
 
     subtasks: list[SubtaskReply]
+
+
+HandoverFactory = Callable[[State, Context], Handover]
+"""Makes a plan stage's :class:`~hugginggpt.nodes.planning.incremental.Handover` for a
+run's state and settings (the graph's builder gives the plan node the execute stage's)."""
 
 
 def _few_shot(request: str, context: Context) -> str:
@@ -168,72 +181,74 @@ def ask_planner(
         raise
 
 
-def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Ask for a plan (or take the fixed one), validate it, and record the outcome."""
+def plan(state: State, runtime: Runtime[Context],
+         handover: HandoverFactory | None = None) -> dict[str, Any]:
+    """Ask for a plan (or take the fixed one), validate it, and record the outcome;
+    with ``handover``, hand the subtasks over while the plan streams."""
     calls: list[LLMCall] = []
-    update = _plan(state, context_of(runtime), calls)
+    update = _plan(state, context_of(runtime), calls, handover)
     # a run that starts with no LLM call clears the previous run's records
     first = state.plan_attempts == 0
     return update | {"llm_calls": keep(calls) if calls or not first else None}
 
 
-def _plan(state: State, context: Context, calls: list[LLMCall]) -> dict[str, Any]:
+def _plan(state: State, context: Context, calls: list[LLMCall],
+          handover: HandoverFactory | None) -> dict[str, Any]:
     attempt = state.plan_attempts + 1
     get_stream_writer()({"type": "stage", "stage": "plan", "event": "start", "attempt": attempt})
     update: dict[str, Any] = {"plan_attempts": attempt}
     if attempt == 1:  # a new request on this thread starts from a clean slate
         update |= {"selections": None, "results": None, "streamed": {}, "status": "running",
-                   "abort_reason": None, "response": "", "approved": False,
-                   "planner_fallback": "", "settings": settings_of(context)}
+                   "abort_reason": None, "why_aborted": None, "response": "",
+                   "approved": False, "planner_fallback": "", "why_offline": None,
+                   "settings": settings_of(context)}
         try:  # a chat turn: the request and files come from the human message
             turn = message_turn(state, context)
         except (ArgumentError, OSError) as exc:
             taken = state.messages[-1]
             return update | {"request": message_text(taken.content), "files": [],
                              "message_id": taken.id} | _abort(
-                f"the message cannot be used: {exc}", planner="none")
+                _failure(exc, "the message cannot be used: "), planner="none")
         if turn is not None:
             update |= turn
             state = state.model_copy(update=turn)
         try:
             check_served_files(state.files, context)
         except ArgumentError as exc:
-            return update | _abort(str(exc), planner="none")
+            return update | _abort(_failure(exc), planner="none")
         if not state.request.strip():
-            return update | _abort("the request is empty: say what you want done (the "
-                                   "request, or a human message's text)", planner="none")
+            return update | _abort(Failure(reason="the request is empty", fix=Fix(
+                say="say what you want done (the request, or a human message's text)")),
+                planner="none")
         try:  # checked at entry by the CLI and the API; a server run's context here
             if context.replay is None:
                 routing_config(context)
         except ConfigError as exc:
-            return update | _abort(str(exc), planner="none")
+            return update | _abort(_failure(exc), planner="none")
 
     if context.plan is not None:
         planner = "fixed plan"
         try:
             items, reply = plan_object(context.plan, "the plan setting"), json.dumps(context.plan)
         except PlanParseError as exc:
-            return update | _abort(f"the plan file is invalid:\n- {exc}", planner=planner,
-                                   plan_errors=[str(exc)])
+            return update | _abort(_failure(exc, "the plan file is invalid:\n- "),
+                                   planner=planner, plan_errors=[str(exc)])
     elif not uses_llm_planner(context):
         return update | _plan_offline(state, context)
-    elif _streams(context):
-        streamer = StreamedPlan(state, context)
-        found = _plan_llm(state, context, calls, attempt, streamer)
-        found |= streamer.finish(found.get("plan") or [])
-        calls += streamer.selector.calls + streamer.calls  # selector's, then subtasks'
-        if found.get("status") == "aborted":
-            found["abort_reason"] = (found.get("abort_reason") or "") + ran_summary(
-                found["streamed"])
+    elif handover is not None and _streams(context):
+        taker = handover(state, context)
+        found = _plan_llm(state, context, calls, attempt,
+                          HandingOver(taker, context.max_subtasks))
+        found["streamed"], made = taker.finish(found.get("plan") or [])
+        calls += made
         return update | found
     else:
         return update | _plan_llm(state, context, calls, attempt)
     subtasks, problems = validate_plan(items, max_subtasks=context.max_subtasks)
     if problems:
-        return update | _abort(
-            "the plan file is invalid:\n" + "\n".join(f"- {p}" for p in problems),
-            planner=planner, plan_errors=problems,
-        )
+        return update | _abort(Failure(
+            reason="the plan file is invalid:\n" + "\n".join(f"- {p}" for p in problems),
+            error_type="PlanParseError"), planner=planner, plan_errors=problems)
     return update | {"plan": subtasks, "plan_errors": [], "plan_reply": reply[:4000],
                      "planner": planner}
 
@@ -254,14 +269,15 @@ def _plan_llm(state: State, context: Context, calls: list[LLMCall], attempt: int
         items, reply = ask_planner(state, context, calls, on_stream)
         planner = f"llm: {calls[-1].llm}"
     except LLMNotConfiguredError as exc:
-        return _abort(str(exc), planner="none")
+        return _abort(_failure(exc), planner="none")
     except llm_call_errors() as exc:
         if context.planner == "auto" and not isinstance(exc, LLMBudgetError):
             why = _fallback(exc, calls)  # a spent budget is the user's limit: no fallback
             if calls:  # the trace tells it, and a replay tells it the same
-                calls[-1] = calls[-1].model_copy(update={"outcome": why})
+                calls[-1] = calls[-1].model_copy(update={"outcome": why.reason})
             return _plan_offline(state, context, fallback=why)
-        return _abort(describe_llm_error(exc, "planner"), planner=planner)
+        return _abort(Failure(reason=describe_llm_error(exc, "planner"),
+                              error_type=type(exc).__name__), planner=planner)
     except PlanParseError as exc:
         planner = f"llm: {calls[-1].llm}" if calls else planner
         return _rejected(state, context, attempt, [str(exc)], exc.reply, planner)
@@ -284,48 +300,51 @@ def uses_llm_planner(context: Context) -> bool:
     return context.planner == "llm"
 
 
-def _fallback(exc: BaseException, calls: list[LLMCall]) -> str:
-    """Why the planner LLM was given up for the offline planner, in one sentence (a
-    replay's, as the recorded run said it)."""
+def _fallback(exc: BaseException, calls: list[LLMCall]) -> Failure:
+    """Why the planner LLM was given up for the offline planner (a replay's, as the
+    recorded run said it)."""
+    kind = type(exc).__name__
     if isinstance(exc, ReplayedFailureError) and exc.description:
-        return exc.description
+        return Failure(reason=exc.description, error_type=kind)
     if isinstance(exc, LLMCredentialsError):
-        missing = "; ".join(exc.missing)
-        return f"No credentials for the planner LLM: {missing}; this plan was made offline"
+        return Failure(reason="No credentials for the planner LLM: " + "; ".join(exc.missing),
+                       error_type=kind)
     where = f" {calls[-1].llm}" if calls else ""
     if isinstance(exc, LLMNotAnsweringError):  # timed out or refused: say which, and why
         down = exc.down
-        return (f"The planner LLM {down.llm} {clip(down.what(), 300)} "
-                f"({down.advice()}); this plan was made offline")
+        return Failure(reason=f"The planner LLM {down.llm} {clip(down.what(), 300)} "
+                              f"({down.advice()})", error_type=kind)
     reached = isinstance(exc, (TimeoutError, ConnectionError)) or any(
         word in type(exc).__name__ for word in ("Connect", "Timeout"))
     said = redact(" ".join(str(exc).split())).rstrip(".")  # an endpoint may echo a key
     if reached:
-        what = f"could not be reached: {said or type(exc).__name__}"
+        what = f"could not be reached: {said or kind}"
     else:
-        what = f"failed: {type(exc).__name__}" + (f": {said}" if said else "")
-    return f"The planner LLM{where} {clip(what, MAX_MESSAGE)}; this plan was made offline"
+        what = f"failed: {kind}" + (f": {said}" if said else "")
+    return Failure(reason=f"The planner LLM{where} {clip(what, MAX_MESSAGE)}", error_type=kind)
 
 
-def _plan_offline(state: State, context: Context, fallback: str = "") -> dict[str, Any]:
+def _plan_offline(state: State, context: Context,
+                  fallback: Failure | None = None) -> dict[str, Any]:
     """The offline planner's plan; ``fallback`` says why it stands in for the LLM's."""
     label = "offline (fallback)" if fallback else "offline"
+    told = {"why_offline": fallback,
+            "planner_fallback": fallen_back(fallback, context.caller) if fallback else ""}
     try:
         bank = load_bank(context.plan_bank or DEFAULT_BANK)
         found = offline_plan(state.request, state.files, bank,
                              max_subtasks=context.max_subtasks)
     except (OSError, CannotPlanOffline, NotInstalledError) as exc:
         if fallback:
-            why = fallback.removesuffix("; this plan was made offline")
-            return _abort(f"{why}, and the offline planner could not plan the request "
-                          f"either: {exc}.", planner=label, planner_fallback=fallback)
-        return _abort(f"{exc}.\n\n{NOT_CONFIGURED_HELP}", planner=label)
+            return _abort(fallback.model_copy(update={
+                "reason": f"{fallback.reason}, and the offline planner could not plan the "
+                          f"request either: {exc}."}), planner=label, **told)
+        return _abort(_failure(exc, suffix=f".\n\n{NOT_CONFIGURED_HELP}"), planner=label)
     items, moved = _runnable_items(found.items, context)
     subtasks, _ = validate_plan(items, max_subtasks=context.max_subtasks)
     how = found.describe().replace("offline", label, 1)
     return {"plan": subtasks, "plan_errors": [], "plan_reply": json.dumps(items),
-            "planner": how + (f" ({'; '.join(moved)})" if moved else ""),
-            "planner_fallback": fallback}
+            "planner": how + (f" ({'; '.join(moved)})" if moved else "")} | told
 
 
 def _runnable_items(items: list[dict[str, Any]], context: Context
@@ -352,17 +371,24 @@ def _rejected(
 ) -> dict[str, Any]:
     update = {"plan": [], "plan_errors": problems, "plan_reply": reply[:4000], "planner": planner}
     if attempt > context.max_plan_retries:
-        reason = (
-            f"the planner gave no valid plan in {attempt} attempts. Last problems:\n"
-            + "\n".join(f"- {p}" for p in problems)
-            + "\nTry rephrasing the request, a stronger --planner-llm, or a plan file (--plan)."
-        )
-        return update | _abort(reason, planner=planner, plan_errors=problems)
+        reason = (f"the planner gave no valid plan in {attempt} attempts. Last problems:\n"
+                  + "\n".join(f"- {p}" for p in problems))
+        return update | _abort(Failure(reason=reason, error_type="PlanParseError", fix=Fix(
+            say="try rephrasing the request, a stronger {}, or a plan file ({})",
+            controls=[setting("planner_llm"), setting("plan")])),
+            planner=planner, plan_errors=problems)
     return update
 
 
-def _abort(reason: str, **extra: Any) -> dict[str, Any]:
-    return {"status": "aborted", "abort_reason": reason, "plan": [], **extra}
+def _failure(exc: BaseException, prefix: str = "", suffix: str = "") -> Failure:
+    """An exception as an abort's reason: its message (with ``prefix`` and ``suffix``),
+    its class and its fix."""
+    return Failure(reason=f"{prefix}{exc}{suffix}", error_type=type(exc).__name__,
+                   fix=getattr(exc, "fix", None))
+
+
+def _abort(why: Failure, **extra: Any) -> dict[str, Any]:
+    return {"status": "aborted", "why_aborted": why, "plan": [], **extra}
 
 
 def route_after_plan(state: State) -> Literal["select", "respond", "plan", "abort"]:

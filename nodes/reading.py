@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from hugginggpt.nodes.intent import intent_part
 from hugginggpt.nodes.ranking import Query, rank_candidates
+from hugginggpt.tools.errors import Fix
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.lite.languages import described, reads
 from hugginggpt.tools.experts.llm import LLM_BACKEND, unavailable_reason
@@ -60,10 +61,12 @@ def reading_fix(task: str, catalog: Catalog, query: Query) -> str | None:
     return None
 
 
-def unreadable(task: str, catalog: Catalog, backend: str, query: Query) -> str | None:
+def unreadable(task: str, catalog: Catalog, backend: str, query: Query
+               ) -> tuple[str, Fix | None] | None:
     """Why no candidate is left, when the text's language ruled out every model that
     could otherwise run ("this text is Spanish; lite/vader-sentiment reads English
-    only"), with the fix; None when the language was not the cause."""
+    only"), and the fix (a model that reads it, an LLM) when there is one; None when the
+    language was not the cause."""
     if not query.text_languages:
         return None
     others = rank_candidates(task, catalog, backend, replace(query, text_languages=()))
@@ -73,8 +76,11 @@ def unreadable(task: str, catalog: Catalog, backend: str, query: Query) -> str |
     what = ", ".join(f"{model} reads {_reads_what(card)}"
                      for model, card in list(cards.items())[:3])
     reason = f"this text is {described(query.text_languages)}; {what}"
-    fix = reading_fix(task, catalog, query) or "no model in the catalog reads it"
-    return f"{reason}; {fix}" + _llm_reads(task)
+    found = reading_fix(task, catalog, query)
+    if found is None:
+        reason += "; no model in the catalog reads it"
+    advice = "; ".join(a for a in (found, _llm_reads(task)) if a)
+    return reason, Fix(say=advice.replace("{", "{{").replace("}", "}}")) if advice else None
 
 
 def _llm_reads(task: str) -> str:
@@ -83,4 +89,4 @@ def _llm_reads(task: str) -> str:
     if unavailable_reason() is None or not any(
             t.backend == LLM_BACKEND and t.task == task for t in registered_tools()):
         return ""
-    return f"; an LLM reads most languages: {CONFIGURE_IN_BRIEF}, and it does this step"
+    return f"an LLM reads most languages: {CONFIGURE_IN_BRIEF}, and it does this step"

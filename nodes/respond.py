@@ -21,12 +21,17 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 
-from hugginggpt.graph.context import Context, context_of
+from hugginggpt.graph.context import Caller, Context, context_of
 from hugginggpt.graph.state import ChatTurn, Failure, State, SubtaskResult, outcome, streamed_for
 from hugginggpt.nodes.conversation import reply_messages
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
-from hugginggpt.nodes.responding.advice import configure_llm, for_caller
+from hugginggpt.nodes.responding.advice import (
+    configure_llm,
+    for_caller,
+    reason_and_fix,
+    said,
+)
 from hugginggpt.nodes.responding.answer import NO_RESPONDER, small_talk, template_answer
 from hugginggpt.tools.artifacts import is_artifact_ref, where_shown
 from hugginggpt.tools.errors import LLMNotConfiguredError
@@ -77,9 +82,11 @@ def _limits(task: str, model: str | None, backend: str | None) -> str:
                  if card.id == model and card.task == task and card.limits), "")
 
 
-def results_digest(state: State, workspace: str | None = None) -> str:
-    """What ran, with which model and why, what came out, what failed: one block per
-    subtask, in plan order (files where the caller finds them, given ``workspace``)."""
+def results_digest(state: State, workspace: str | None = None,
+                   caller: Caller = "python") -> str:
+    """What ran, with which model and why, what came out, what failed and its fix (said
+    for ``caller``): one block per subtask, in plan order (files where the caller finds
+    them, given ``workspace``)."""
     if not state.plan:
         return "No expert subtasks were needed for this request."
     lines = []
@@ -111,6 +118,8 @@ def results_digest(state: State, workspace: str | None = None) -> str:
                 lines.append(f"  uncertain: {result.confidence.uncertain} (say so)")
         else:
             lines.append(f"  status: {result.status}: {result.error}")
+            if result.failure is not None and result.failure.fix is not None:
+                lines.append(f"  to fix it: {said(result.failure.fix, caller)}")
     return "\n".join(lines)
 
 
@@ -137,7 +146,7 @@ def template_response(state: State, why: str | None = None,
     elif why:
         notes.append(f"{why.rstrip('.')}; this answer was {NO_RESPONDER}.")
     return template_answer(state.plan, state.results, state.request, notes,
-                           context.workspace if context else None, state.selections)
+                           context.workspace if context else None, state.selections, caller)
 
 
 def _capital(text: str) -> str:
@@ -201,7 +210,8 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 [SystemMessage(RESPONDER_SYSTEM),
                  HumanMessage(RESPONDER_USER.format(request=state.request,
                                                     results=results_digest(
-                                                        state, context.workspace)))],
+                                                        state, context.workspace,
+                                                        context.caller)))],
                 calls=calls,
                 need=tier_needed("responder", plan_size=len(state.plan), failures=failures),
                 turn=len(state.history) // 2,
@@ -235,19 +245,30 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     }
 
 
+def _ran(results: dict[int, SubtaskResult]) -> str:
+    """What ran while the plan streamed, for an abort's reason ("" when nothing did)."""
+    if not results:
+        return ""
+    return ("\nWhile the plan streamed, these subtasks ran: " + "; ".join(
+        f"#{r.id} {r.task}: {r.status}" for r in results.values()) + ".")
+
+
 def abort(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """End the run with the reason, keeping everything computed so far; a planned
     subtask (a rejected plan's) is skipped with the reason."""
     context = context_of(runtime)
-    text = for_caller(f"The run was aborted: {state.abort_reason}", context.caller)
+    why = state.why_aborted or Failure(reason=state.abort_reason or "no reason was given")
     # what ran while the plan streamed: the plan's subtasks, or a rejected plan's
     streamed = streamed_for(state.plan, state.streamed) if state.plan else state.streamed
     ran = {i: s.result for i, s in streamed.items() if s.result is not None}
+    reason = reason_and_fix(why, context.caller) + _ran(ran)
+    text = f"The run was aborted: {reason}"
     state = state.model_copy(update={"results": state.results | ran})
     return {
         "messages": reply_messages(state, text, context.workspace),
         "response": text,
-        "results": ran | unrun_results(state, f"the run was aborted: {state.abort_reason}"),
+        "abort_reason": reason,
+        "results": ran | unrun_results(state, f"the run was aborted: {why.reason}"),
         "status": "aborted",
         "plan_attempts": 0,
         "history": [ChatTurn(role="user", content=state.request),

@@ -25,7 +25,7 @@ from hugginggpt.nodes.intent import Intent, card_kind, read_intent
 from hugginggpt.nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
 from hugginggpt.nodes.ranking import Query, RankedCandidate, rank_candidates
 from hugginggpt.nodes.reading import fits, unreadable
-from hugginggpt.tools.errors import LLMNotConfiguredError
+from hugginggpt.tools.errors import Fix, LLMNotConfiguredError, setting
 from hugginggpt.tools.experts.availability import (
     download_hint,
     explain_unavailable,
@@ -193,6 +193,15 @@ def _other_kinds(task: str, catalog: Catalog, backend: str, query: Query,
             f"that can run here ({models}) do {' or '.join(kinds)}; ")
 
 
+def _no_model_fix(backend: str, hint: str | None) -> Fix:
+    """What to do when no model can run a subtask: another backend (or, for a dry run, a
+    catalog model), and the local model to download when there is one."""
+    also = ("; " + hint.replace("{", "{{").replace("}", "}}")) if hint else ""
+    if backend == "dry-run":
+        return Fix(say="add a model for it to the catalog" + also)
+    return Fix(say="try another {}" + also, controls=[setting("backend")])
+
+
 class Selector:
     """One run's model choice: :meth:`select` may be called once for the whole plan (the
     select stage) or once per subtask as a streamed plan arrives; a subtask with the
@@ -227,9 +236,10 @@ class Selector:
         ranked = rank_candidates(subtask.task, catalog, context.backend, query)
         hint = None if context.download not in (None, "no") else download_hint(
             subtask.task, catalog, context.backend, partial(fits, query))  # a local model
-        if not ranked and (why := unreadable(subtask.task, catalog, context.backend, query)):
+        if not ranked and (cannot := unreadable(subtask.task, catalog, context.backend, query)):
+            why, fix = cannot
             return Selection(subtask_id=subtask.id, task=subtask.task, model=None,
-                             backend=None, reason=f"no model can read the text: {why}")
+                             backend=None, reason=f"no model can read the text: {why}", fix=fix)
         if not ranked:
             return Selection(
                 subtask_id=subtask.id, task=subtask.task, model=None, backend=None,
@@ -238,11 +248,9 @@ class Selector:
                     f"({_other_kinds(subtask.task, catalog, context.backend, query, intent)}"
                     f"{explain_unavailable(subtask.task, catalog, context.backend)}"
                     + (f"; target language {query.target_language!r}"
-                       if query.target_language else "") + "); "
-                    + ("add a model for it to the catalog" if context.backend == "dry-run"
-                       else "try another --backend")
-                    + (f"; {hint}" if hint else "")
+                       if query.target_language else "") + ")"
                 ),
+                fix=_no_model_fix(context.backend, hint),
             )
         ordered, reason = _choose(subtask, ranked, self.state, context, self.use_llm,
                                   self.calls, self.spent())

@@ -265,7 +265,7 @@ def settings_page() -> str:
 
 def contracts_block() -> str:
     """The import contracts of ``pyproject.toml``, each drawn as its layers, top down (a
-    ``forbidden`` contract as what may not be imported, and by which modules it may)."""
+    ``forbidden`` one as its source, what it may not import, and the imports excepted)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     lines: list[str] = []
     for contract in config["tool"]["importlinter"]["contracts"]:
@@ -275,9 +275,10 @@ def contracts_block() -> str:
                   "", "```text"]
         for i, layer in enumerate(contract.get("layers", [])):
             lines += (["   ▼"] if i else []) + [layer]
-        if "forbidden_modules" in contract:
-            lines += ["not imported: " + ", ".join(contract["forbidden_modules"]),
-                      *(f"  except by {ignored}" for ignored in contract.get("ignore_imports", []))]
+        if contract["type"] == "forbidden":  # nor through another module
+            lines += [*contract["source_modules"], "   ✗ imports none of",
+                      *contract["forbidden_modules"],
+                      *(f"  except {ignored}" for ignored in contract.get("ignore_imports", []))]
         lines += ["```", ""]
     return "\n".join(lines).rstrip() + "\n"
 

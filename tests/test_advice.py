@@ -96,3 +96,105 @@ def test_a_served_runs_default_caller_is_served_and_a_caller_may_say_ui():
 
     assert Context().caller == "python" and ServedContext().caller == "served"
     assert ServedContext(caller="ui").caller == "ui"
+
+
+# --- a failure's fix is a field, said for who asked ----------------------------------------
+
+
+def test_a_fix_is_said_from_its_fields_for_each_caller():
+    from hugginggpt.nodes.responding.advice import said
+    from hugginggpt.tools.errors import Control, Fix, setting
+
+    fix = Fix(say="download it with {}, or run with {}; attach it with {}",
+              controls=[Control(kind="models", name="download", value="org/m"),
+                        setting("download", "yes|ask"), Control(kind="file")])
+    assert said(fix, "cli") == ("download it with hugginggpt models download org/m, or run "
+                                "with --download yes|ask; attach it with --file")
+    assert said(fix, "python") == ('download it with hugginggpt models download org/m, or run '
+                                   'with download="yes" or download="ask"; attach it with the '
+                                   'files argument of hugginggpt.run')
+    served = said(fix, "served")
+    assert "org/m into the server's model cache" in served and "HUGGINGGPT_DOWNLOAD=yes" in served
+    assert said(fix, "ui").endswith("attach it with the Images and audio box")
+    limit = Fix(say="raise it with {}", controls=[Control(kind="limit", name="max_run_s")])
+    assert said(limit, "cli") == "raise it with --max-run-time (or HUGGINGGPT_MAX_RUN_S)"
+    key = Fix(say="give it a token: {}",
+              controls=[Control(kind="variable", name="HF_TOKEN", value="hf_...")])
+    assert said(key, "cli") == "give it a token: export HF_TOKEN=hf_..."
+    assert said(key, "served") == ("give it a token: HF_TOKEN in the server's environment "
+                                   "(ask its operator)")
+    for caller in ("python", "served", "ui"):
+        assert not FLAG.search(said(fix, caller)), caller
+
+
+def test_a_limit_says_what_it_is_and_its_fix_is_a_field():
+    """The message names the limit (no flag, nothing for the answer to parse back); the
+    fix raises it, said for each caller."""
+    from hugginggpt.nodes.execution.attempts import failure_of
+    from hugginggpt.nodes.responding.advice import said
+    from hugginggpt.tools.errors import LimitExceededError
+
+    limit = LimitExceededError("the run's time limit was reached", setting="max_run_s",
+                               value=3, unit=" s")
+    assert str(limit) == "the run's time limit was reached (limit max_run_s=3 s)"
+    failure = failure_of(limit)
+    assert failure.reason == str(limit) and failure.error_type == "LimitExceededError"
+    assert failure.fix is not None
+    assert said(failure.fix, "python") == "raise it with max_run_s=..."
+    assert said(failure.fix, "ui") == ("raise it with HUGGINGGPT_MAX_RUN_S (ask whoever runs "
+                                       "this UI)")
+
+
+def test_a_failure_with_its_fix_survives_the_checkpointer():
+    """Failure, Fix and Control are in the msgpack allowlist: a checkpoint gives them
+    back as they were, not as dicts (and langgraph.json says the same, test_house)."""
+    from hugginggpt.graph.checkpoint import serializer
+    from hugginggpt.graph.state import Failure, SubtaskResult
+    from hugginggpt.tools.errors import Control, Fix
+
+    result = SubtaskResult(id=0, task="translation", status="failed", failure=Failure(
+        reason="r", error_type="ArgumentError",
+        fix=Fix(say="attach it with {}", controls=[Control(kind="file")])))
+    serde = serializer()
+    back = serde.loads_typed(serde.dumps_typed({"results": {0: result}, "why": result.failure}))
+    assert back["results"][0] == result and back["why"] == result.failure
+    assert isinstance(back["why"].fix, Fix)
+
+
+def test_an_abort_is_a_failure_in_state_and_said_for_the_caller(tmp_path):
+    """The planner's abort is typed (``why_aborted``); the abort stage says its reason
+    and fix the caller's way, and nothing parses the text back."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from hugginggpt.graph.builder import build_graph
+    from hugginggpt.graph.checkpoint import serializer
+
+    app = build_graph(checkpointer=InMemorySaver(serde=serializer()))
+    said = {}
+    for caller in ("cli", "python"):
+        config = {"configurable": {"thread_id": caller}}
+        out = app.invoke({"request": "   "}, config,
+                         context=Context(caller=caller, workspace=str(tmp_path)))
+        why = app.get_state(config).values["why_aborted"]
+        assert out["status"] == "aborted" and why.reason == "the request is empty"
+        assert why.fix is not None and out["abort_reason"].startswith("the request is empty: ")
+        said[caller] = out["response"]
+    assert said["cli"] == said["python"]  # no control to name: the same words
+
+    bad = {"subtasks": [{"id": 0, "task": "no-such-task", "dep": [], "args": {}}]}
+    config = {"configurable": {"thread_id": "plan"}}
+    out = app.invoke({"request": "x"}, config, context=Context(
+        workspace=str(tmp_path), plan=bad, backend="dry-run"))
+    why = app.get_state(config).values["why_aborted"]
+    assert why.error_type == "PlanParseError" and "no-such-task" in why.reason
+
+
+def test_a_limit_the_cli_has_no_flag_for_is_its_variable():
+    from hugginggpt.nodes.responding.advice import NO_FLAG, said
+    from hugginggpt.tools.errors import Control, Fix
+
+    options = _run_options()
+    assert all(flag_of(name) not in options for name in NO_FLAG)
+    fix = Fix(say="raise it with {}", controls=[Control(kind="limit", name="max_file_mb")])
+    assert said(fix, "cli") == "raise it with HUGGINGGPT_MAX_FILE_MB"
+    assert said(fix, "python") == "raise it with max_file_mb=..."

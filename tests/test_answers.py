@@ -25,6 +25,7 @@ from hugginggpt.nodes.respond import template_response
 from hugginggpt.nodes.responding.answer import details, template_answer
 from hugginggpt.tools.artifacts import ArtifactStore
 from hugginggpt.tools.audio import write_wav
+from hugginggpt.tools.errors import Fix, setting
 from hugginggpt.tools.experts.outputs import normalize_outputs
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
 from hugginggpt.tools.text import MAX_MESSAGE
@@ -291,12 +292,18 @@ def test_a_failure_says_why_shortened_and_what_to_do():
         "another --backend, or another model (hugginggpt models list --task image-to-text).")
 
     no_model = ("no model can run text-to-speech with backend 'local' (no model of the "
-                "catalog is in the cache); use --dry-run to simulate it, or another "
-                "--backend; --download yes fetches facebook/mms-tts-eng (145 MB)")
+                "catalog is in the cache)")
+    fix = Fix(say="try another {}; local: facebook/mms-tts-eng is not cached (145 MB)",
+              controls=[setting("backend")])
     plan = [Subtask(id=0, task="text-to-speech", args={"text": "hi"})]
-    said = template_answer(plan, {0: _failed("text-to-speech", Failure(reason=no_model))},
-                           "", [])
-    assert said == f"Reading the text aloud failed: {no_model}."  # its own hints, no more
+    failed = {0: _failed("text-to-speech", Failure(reason=no_model, fix=fix))}
+    said = template_answer(plan, failed, "", [])
+    assert said == (f"Reading the text aloud failed: {no_model}. To fix it, try another "
+                    "--backend; local: facebook/mms-tts-eng is not cached (145 MB).")  # its own
+    # the fix is the failure's, said for who asked
+    assert template_answer(plan, failed, "", [], caller="python").endswith(
+        "To fix it, try another backend=...; local: facebook/mms-tts-eng is not cached "
+        "(145 MB).")
 
     noisy = _failed("summarization", Failure(reason="x" * 1000, error_type="ToolExecutionError"))
     said = template_answer([Subtask(id=0, task="summarization", args={"text": "t"})],

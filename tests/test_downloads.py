@@ -199,7 +199,9 @@ def test_download_no_names_the_command_and_the_size(setup, monkeypatch, capsys):
                      "--download", "no", "--json", "--workspace", str(setup["workspace"])])
         doc = json.loads(capsys.readouterr().out)
         assert doc["status"] == status, (backend, doc["selections"])
-        assert expected in doc["selections"]["0"]["reason"], doc["selections"]["0"]
+        # no model ran: the answer's fix names it; a model ran: the choice's reason does
+        said = doc["response"] if status == "failed" else doc["selections"]["0"]["reason"]
+        assert expected in said, doc["selections"]["0"]
     assert code == 0 and doc["results"]["0"]["backend"] == "lite"  # auto: lite ran it
     assert connects == []  # downloads off: nothing touched the network
 
@@ -227,7 +229,9 @@ def test_the_run_budget_refuses_a_download_before_any_byte(setup, hub):
     assert doc["status"] == "failed" and result["status"] == "failed", err
     assert "was not downloaded: it needs" in result["error"]
     assert "max_download_total_mb=0.01 MB" in result["error"]
-    assert "--max-download-total-mb" in result["error"]
+    assert result["failure"]["fix"]["controls"][0] == {
+        "kind": "limit", "name": "max_download_total_mb", "value": ""}
+    assert "raise it with --max-download-total-mb" in doc["response"]  # said for the CLI
     assert hub.downloads(REPO) == [] and not _usable(setup)
 
 

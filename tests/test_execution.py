@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from hugginggpt.nodes.responding.advice import said
 from hugginggpt.tools.experts import TransientToolError, register_tool
 from tests.conftest import run
 
@@ -192,7 +193,10 @@ def test_missing_input_file_fails_with_a_clear_error(compiled, make_context, llm
     ))
     out = run(compiled, make_context(backend="dry-run"))
     assert out["results"][0].status == "failed"
-    assert "holiday.jpg" in out["results"][0].error and "--file" in out["results"][0].error
+    failure = out["results"][0].failure
+    assert "holiday.jpg" in out["results"][0].error
+    assert failure is not None and failure.fix is not None  # attach it: said per caller
+    assert said(failure.fix, "cli") == "attach it with --file, or copy it into the workspace"
     assert out["results"][1].status == "done"
 
 

@@ -37,6 +37,7 @@ from hugginggpt.nodes.execution.arguments import _resolve_file, resolve_args
 from hugginggpt.nodes.execution.jobs import Job
 from hugginggpt.nodes.planning.validation import MAX_ARG_CHARS, validate_plan
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM
+from hugginggpt.nodes.responding.advice import said
 from hugginggpt.tools.addresses import check_url
 from hugginggpt.tools.errors import ToolExecutionError, TransientToolError
 from hugginggpt.tools.experts import ArgumentError, ArtifactStore, register_tool
@@ -168,7 +169,8 @@ def _refusal(value: str, workspace: Path, files: list[str] | None = None,
     job = _job(workspace, files, max_file_bytes=max_bytes)
     with pytest.raises(ArgumentError) as info:
         _in_thread(lambda: _resolve_file(value, job, store))
-    return str(info.value)
+    fix = info.value.fix  # what to do is a field, said here as the CLI says it
+    return str(info.value) + (f"; {said(fix, 'cli')}" if fix else "")
 
 
 Setup = Callable[[Path, Guard], tuple[str, list[str]]]
@@ -246,7 +248,7 @@ FILE_CASES: dict[str, tuple[Setup, list[str]]] = {
                   ["is a directory, not a regular file"]),
     "the-workspace-itself": (lambda ws, g: (".", []), ["is a directory, not a regular file"]),
     "oversized-in-workspace": (lambda ws, g: (_sparse(ws / "huge.png", 3 * MB).name, []),
-                               ["is 3.0 MB, over the limit of 1 MB", "max_file_mb"]),
+                               ["is 3.0 MB, over the limit of 1 MB", "HUGGINGGPT_MAX_FILE_MB"]),
     "oversized-attached": (lambda ws, g: (str(_sparse(g.outside / "huge.png", 3 * MB)),
                                           [str(g.outside / "huge.png")]),
                            ["is 3.0 MB, over the limit of 1 MB", "HUGGINGGPT_MAX_FILE_MB"]),
@@ -448,8 +450,10 @@ def test_hostile_url_is_refused(url, expected):
         check_url(url, allow_private=False)
     message = str(info.value)
     assert "refused" in message and expected in message, message
-    if "private or local" in expected:
-        assert "allow_private_urls" in message  # what to do if the address is trusted
+    if "private or local" in expected:  # what to do if the address is trusted
+        assert info.value.fix is not None
+        assert said(info.value.fix, "python") == ("allow it for this run with "
+                                                  "allow_private_urls=True if you trust it")
 
 
 class Site:

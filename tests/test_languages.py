@@ -73,8 +73,10 @@ def test_spanish_and_portuguese_sentiment_offline_say_what_would_read_them(
     reason = selection["reason"]
     assert f"this text is {language}" in reason, reason
     assert f"{VADER} reads English only" in reason, reason
-    assert (f"{MULTILINGUAL} reads it, 541 MB (hugginggpt models download {MULTILINGUAL}; "
-            "or run with --download ask|yes)") in reason, reason
+    said = (f"{MULTILINGUAL} reads it, 541 MB (hugginggpt models download {MULTILINGUAL}; "
+            "or run with --download ask|yes)")
+    assert said in selection["fix"]["say"], selection  # the fix, a field
+    assert f"To fix it, local: {said}" in shown, shown  # said by the answer
     assert run["results"]["0"]["status"] == "failed"
     assert "neutral (" not in shown.lower() and not NAME_OF_A_LANGUAGE.search(shown)
     assert shown.startswith("The classification failed: no model can read the text"), shown

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from hugginggpt.graph.state import SubtaskResult
+from hugginggpt.nodes.responding.advice import said
 from hugginggpt.tools.experts import (
     ArtifactStore,
     LimitExceededError,
@@ -40,13 +42,22 @@ def _limit_named(text: str | None, setting: str, value: str, env: str, flag: str
     assert env in text and flag in text, text
 
 
+def _limit_failed(result: SubtaskResult, setting: str, value: str, env: str,
+                  flag: str) -> None:
+    """The result names the limit; its fix, a field, raises it (said for the CLI here)."""
+    assert result.error is not None and f"limit {setting}={value}" in result.error
+    assert result.failure is not None and result.failure.fix is not None
+    _limit_named(f"limit {setting}={value}; {said(result.failure.fix, 'cli')}", setting,
+                 value, env, flag)
+
+
 # ---------------------------------------------------------------------- subtasks per plan
 
 
 def test_plan_over_max_subtasks_aborts_and_says_how_to_raise_it(compiled, make_context):
     plan = [_sub(i, "summarization", text=f"text {i}") for i in range(3)]
     out = run(compiled, make_context(plan=plan, backend="dry-run", offline=True,
-                                     max_subtasks=2))
+                                     max_subtasks=2, caller="cli"))  # said for the CLI
     assert out["status"] == "aborted"
     assert "the plan has 3 subtasks but at most 2 are allowed" in out["abort_reason"]
     _limit_named(out["abort_reason"], "max_subtasks", "2", "HUGGINGGPT_MAX_SUBTASKS",
@@ -62,7 +73,7 @@ def test_planner_that_keeps_planning_too_many_subtasks_ends_aborted(
     too_long = {"tool_args": {"subtasks": [_sub(i, "summarization", text="x") for i in range(4)]}}
     llm_server.script("planner", too_long, too_long)
     out = run(compiled, make_context(backend="dry-run", max_subtasks=3, max_plan_retries=1,
-                                     stream_execution=streamed))
+                                     stream_execution=streamed, caller="cli"))
     assert out["status"] == "aborted"
     _limit_named(out["abort_reason"], "max_subtasks", "3", "HUGGINGGPT_MAX_SUBTASKS",
                  "--max-subtasks")
@@ -155,8 +166,8 @@ def test_run_time_limit_abandons_unfinished_subtasks_and_still_responds(
         assert results[i].status == "failed"
         assert f"the run's time limit was reached while {model} ran" in results[i].error
         assert "LimitExceededError" in results[i].error
-        _limit_named(results[i].error, "max_run_s", "1 s", "HUGGINGGPT_MAX_RUN_S",
-                     "--max-run-time")
+        _limit_failed(results[i], "max_run_s", "1 s", "HUGGINGGPT_MAX_RUN_S",
+                      "--max-run-time")
     assert results[2].status == "skipped" and "dependency 1" in results[2].error
     assert "max_run_s=1 s" in results[2].error
     assert "max_run_s=1 s" in out["response"]  # the answer says why
@@ -182,7 +193,7 @@ def test_run_time_limit_stops_retries_that_could_not_finish(
     result = out["results"][0]
     assert result.status == "failed" and calls == ["x"]
     assert "before retry 1 of test/flaky could start" in result.error
-    _limit_named(result.error, "max_run_s", "1.5 s", "HUGGINGGPT_MAX_RUN_S", "--max-run-time")
+    _limit_failed(result, "max_run_s", "1.5 s", "HUGGINGGPT_MAX_RUN_S", "--max-run-time")
     assert "test/flaky (TransientToolError)" in result.error  # the attempt is still told
 
 
@@ -245,8 +256,8 @@ def test_run_download_total_is_bounded_across_subtasks(
     failed = next(r for r in out["results"].values() if r.status == "failed")
     assert failed.error.startswith("LimitExceededError: http://127.0.0.1")
     assert "was not downloaded (40000 bytes" in failed.error
-    _limit_named(failed.error, "max_download_total_mb", "0.1 MB",
-                 "HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", "--max-download-total-mb")
+    _limit_failed(failed, "max_download_total_mb", "0.1 MB",
+                  "HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", "--max-download-total-mb")
 
     # with room for all three, all three are downloaded
     roomy = run(compiled, make_context(plan=plan, backend="test", offline=True,

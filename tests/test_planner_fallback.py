@@ -141,8 +141,9 @@ def test_when_the_offline_planner_cannot_either_the_run_aborts_saying_both(
     assert out["status"] == "aborted"
     if planner == "auto":
         assert out["abort_reason"].startswith("The planner LLM m @ ")
+        # said for the caller, a Python one here (the CLI's says --llm-base-url)
         assert "could not be reached: Connection error (is the server running, and is " \
-               "--llm-base-url right?), and the offline planner could not " \
+               "llm_base_url=... right?), and the offline planner could not " \
                "plan the request either: " in out["abort_reason"]
     else:
         assert out["abort_reason"].startswith("the LLM planner failed")

@@ -80,7 +80,8 @@ def test_a_text_no_catalog_model_reads_gets_the_llm_as_its_fix_in_the_callers_te
                             "bediening traag.'", backend="lite", workspace=str(workspace),
                             cache=False)
     assert result.status == "failed"
-    assert "no model in the catalog reads it; an LLM reads most languages" in result.response
+    assert "no model in the catalog reads it. To fix it, an LLM reads most languages" \
+        in result.response
     assert "llm=MODEL" in result.response and "--" not in result.response
 
 

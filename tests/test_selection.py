@@ -128,7 +128,9 @@ def test_no_model_for_a_target_language_says_so(compiled, make_context, llm_serv
         {"id": 0, "task": "translation", "dep": [], "args": {"text": "hello",
                                                              "tgt_lang": "tlh"}}]}})
     out = run(compiled, make_context(backend="dry-run"))
-    reason = out["selections"][0].reason
+    selection = out["selections"][0]
+    reason, fix = selection.reason, selection.fix
     assert reason.startswith("no model can run translation with backend 'dry-run'")
-    assert "target language 'tlh'" in reason and "add a model for it to the catalog" in reason
+    assert "target language 'tlh'" in reason
+    assert fix is not None and fix.say == "add a model for it to the catalog"
     assert "--dry-run" not in reason  # it is already a dry run

@@ -15,7 +15,7 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
-from hugginggpt.tools.errors import ArgumentError
+from hugginggpt.tools.errors import ArgumentError, Fix, setting
 
 __all__ = ["check_url", "checked_addresses", "is_hf_host", "is_public_address", "parse_url"]
 
@@ -84,9 +84,8 @@ def checked_addresses(host: str, port: int, url: str, allow_private: bool) -> li
             if not is_public_address(address):
                 raise ArgumentError(
                     f"URL {url!r:.200} refused: {host} is a private or local address "
-                    f"({address}); allow it for this run with allow_private_urls "
-                    "(--allow-private-urls) if you trust it"
-                )
+                    f"({address})", fix=Fix(say="allow it for this run with {} if you trust it",
+                                            controls=[setting("allow_private_urls")]))
     return addresses
 
 

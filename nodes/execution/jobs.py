@@ -42,6 +42,8 @@ class Job:
     latency_scale: float
     max_models: int
     latencies: dict[str, float] = field(default_factory=dict)
+    no_model_fix: dict[str, Any] | None = None
+    """What to do when no model was selected (a :class:`~hugginggpt.tools.errors.Fix`)."""
     languages: dict[str, list[str]] = field(default_factory=dict)
     """The languages each candidate's card lists (none: it reads any): a text known only
     at execution (``<GENERATED>-k``) goes to a candidate that can read it."""
@@ -84,7 +86,7 @@ def run_time_limit(job: Job, what: str) -> LimitExceededError:
     """The error that says the run's time limit ended ``what``."""
     return LimitExceededError(
         f"the run's time limit was reached {what}", setting="max_run_s",
-        value=job.max_run_s, unit=" s", env="HUGGINGGPT_MAX_RUN_S", flag="--max-run-time")
+        value=job.max_run_s, unit=" s")
 
 
 def result(job: Job, status: ResultStatus, **fields: Any) -> dict[str, Any]:
@@ -113,6 +115,7 @@ def make_jobs(state: State, context: Context, board: str, deadline: float) -> li
             id=st.id, task=st.task, dep=list(st.dep), args=dict(st.args),
             candidates=candidates,
             no_model_reason=selection.reason if selection else "no model was selected",
+            no_model_fix=selection.fix.model_dump() if selection and selection.fix else None,
             files=list(state.files), workspace=workspace, thread_id=thread_id,
             board=board, timeout_s=context.subtask_timeout_s,
             retries=context.subtask_retries, backoff_s=context.retry_backoff_s,

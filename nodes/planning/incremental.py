@@ -1,4 +1,5 @@
-"""Reading a plan while it streams: each subtask object as soon as its JSON is complete.
+"""Reading a plan while it streams: each subtask object as soon as its JSON is complete,
+handed over as soon as it is valid with those before it.
 
 The planner's reply arrives a few characters at a time (tool-call argument deltas, or
 content). :class:`SubtaskScanner` is fed the reply's text so far, finds the list of
@@ -9,15 +10,23 @@ decoded with :func:`json.loads` only once it is complete, and what it decodes to
 left for the plan validator to judge. Text it cannot place (prose before the list, a
 reply that is not a plan) yields nothing; the whole reply is still read and validated
 when it ends, as for a plan that did not stream.
+
+:class:`HandingOver` is the plan stage's stream listener: it validates each element with
+the earlier valid ones and hands the valid ones to a :class:`Handover` (the execute
+stage's streamed execution), which selects and runs them while the reply streams on.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["SubtaskScanner"]
+from hugginggpt.graph.state import Streamed, Subtask
+from hugginggpt.nodes.planning.validation import validate_plan
+from hugginggpt.tools.llm.records import LLMCall
+
+__all__ = ["SubtaskScanner", "Handover", "HandingOver"]
 
 _LIST_START = re.compile(r'"(?:subtasks|tasks|plan|task_nodes)"\s*:\s*\[')
 _BARE_LIST = re.compile(r"\A\s*\[")
@@ -87,3 +96,46 @@ def _decoded(piece: str) -> Any:
         return json.loads(piece)
     except ValueError:
         return piece
+
+
+class Handover(Protocol):
+    """Where the plan stage hands each complete subtask while the plan streams, and what
+    was done with them when the reply has ended."""
+
+    def take(self, reply: int, subtask: Subtask) -> None:
+        """A subtask of endpoint ``reply``'s reply, valid with those handed before it
+        (the reply of another endpoint, after one failed mid-stream, starts over)."""
+
+    def finish(self, plan: list[Subtask]) -> tuple[dict[int, Streamed], list[LLMCall]]:
+        """Wait for what was handed over; what it did for ``plan`` (the validated plan, or
+        empty when the reply was rejected: then what ran of the last reply), and the LLM
+        calls it made."""
+        ...
+
+
+class HandingOver:
+    """The stream listener of :func:`~hugginggpt.tools.llm.client.complete`: the reply
+    read as it streams, each subtask handed over as soon as its JSON is complete
+    (:class:`SubtaskScanner`) and valid with the
+    earlier valid ones (the plan validator on the prefix: one set of rules). An invalid
+    one is not handed over, nor what depends on it; the whole reply's validation names
+    the problem when it ends."""
+
+    def __init__(self, handover: Handover, max_subtasks: int) -> None:
+        self.handover = handover
+        self.max_subtasks = max_subtasks
+        self.reply = 0
+        self.scanner = SubtaskScanner()
+        self.items: list[Any] = []
+
+    def __call__(self, reply: int, text: str) -> None:
+        if reply != self.reply:  # another endpoint's reply, read from its start
+            self.reply, self.scanner, self.items = reply, SubtaskScanner(), []
+        for item in self.scanner.feed(text):
+            if len(self.items) >= self.max_subtasks:
+                return
+            subtasks, problems = validate_plan([*self.items, item],
+                                               max_subtasks=self.max_subtasks)
+            if not problems:
+                self.items.append(item)
+                self.handover.take(reply, subtasks[-1])

@@ -1,6 +1,13 @@
 """Advice for the interface that asked: an answer's fixes name what that caller can
 change.
 
+A failure raised with a :class:`~hugginggpt.tools.errors.Fix` is said here from its
+fields (:func:`said`): each control (a setting, a limit, a file to attach, a variable,
+a ``hugginggpt models`` command, an LLM to configure) as the caller names it.
+
+What follows is for the failure texts that still name a flag in their words (see
+``for_caller``); they are next to carry a fix instead.
+
 Failure texts are written where the failure happens (a tool, a limit, the model choice)
 and say what to do as the ``hugginggpt run`` flag (``--download yes``,
 ``--subtask-timeout``, ``--file``). The answer is the edge where they meet the caller, so
@@ -30,9 +37,12 @@ import typing
 
 from hugginggpt.graph.callers import caller_settings, flag_of, setting_of_flag
 from hugginggpt.graph.context import Caller, Context, env_names
+from hugginggpt.graph.state import Failure
+from hugginggpt.tools.errors import Control, Fix
 from hugginggpt.tools.llm.config import CONFIGURE_IN_BRIEF
 
-__all__ = ["for_caller", "setting_named", "configure_llm"]
+__all__ = ["for_caller", "setting_named", "configure_llm", "said", "reason_and_fix",
+           "fallen_back", "NO_FLAG"]
 
 _VALUE = r"hf:[\w/.:-]+|(?!or\b)(?:[a-z][\w-]*\|)*[a-z][\w-]*|[A-Z][A-Z_]+|\d+(?:\.\d+)?"
 _FLAG = re.compile(
@@ -158,6 +168,72 @@ def _models_command(found: re.Match[str], caller: Caller) -> str:
         where = "the server's" if caller == "served" else "the"
         return f"a download of{model} into {where} model cache ({_OPERATOR[caller]})"
     task = f" for {found['task']}" if found["task"] else ""
+    return f"{'the server' if caller == 'served' else 'this UI'}'s catalog of models{task}"
+
+
+def said(fix: Fix, caller: Caller) -> str:
+    """A fix as ``caller`` is told it: each control named the caller's way."""
+    return fix.say.format(*(_named(control, caller) for control in fix.controls))
+
+
+def reason_and_fix(failure: Failure, caller: Caller) -> str:
+    """A failure's reason with its fix, said for ``caller`` (after a line break when the
+    reason runs over several lines). A reason that still names a flag in its words (an
+    LLM endpoint's advice) is rewritten for the caller (:func:`for_caller`)."""
+    reason = for_caller(failure.reason, caller)
+    if failure.fix is None:
+        return reason
+    fix = said(failure.fix, caller)
+    if "\n" in reason:
+        return f"{reason}\n{fix[:1].upper()}{fix[1:]}."
+    return f"{reason}: {fix}"
+
+
+def fallen_back(failure: Failure, caller: Caller) -> str:
+    """Why the offline planner made the plan, in the one sentence the answer repeats."""
+    return f"{reason_and_fix(failure, caller)}; this plan was made offline"
+
+
+NO_FLAG = frozenset({"max_file_mb", "max_download_mb"})
+"""The limits ``hugginggpt run`` has no flag for: the CLI names their environment
+variable."""
+
+
+def _named(control: Control, caller: Caller) -> str:
+    name, value = control.name, control.value
+    if control.kind == "limit":
+        names = env_names(name)
+        if caller == "cli" and name in NO_FLAG:
+            return names[0] if names else name
+        if caller == "cli":
+            return flag_of(name) + (f" (or {names[0]})" if names else "")
+        return setting_named(name, caller)
+    if control.kind == "setting":  # a switch is turned on
+        return setting_named(name, caller, value or ("True" if _is_bool(name) else None))
+    if control.kind == "file":
+        return "--file" if caller == "cli" else _OTHER_FLAGS["--file"][caller]
+    if control.kind == "variable":
+        if caller in _ENVIRONMENT:
+            return f"{name} in {_ENVIRONMENT[caller]}"
+        return f"export {name}={value}" if value else name
+    if control.kind == "models":
+        return _models(name, value, caller)
+    return for_caller(CONFIGURE_IN_BRIEF, caller)  # an LLM: each way to give one
+
+
+def _models(verb: str, what: str, caller: Caller) -> str:
+    """A ``hugginggpt models`` command (``download MODEL``, ``list --task TASK``,
+    ``cached``), or what it does for a caller who has no shell where the models are."""
+    if caller in ("cli", "python"):
+        return f"hugginggpt models {verb}" + (
+            f" {what}" if verb == "download" else f" --task {what}" if what else "")
+    if verb == "cached":
+        where = "the server's" if caller == "served" else "this UI's"
+        return f"{where} model cache ({_OPERATOR[caller]})"
+    if verb == "download":
+        where = "the server's" if caller == "served" else "the"
+        return f"a download of {what} into {where} model cache ({_OPERATOR[caller]})"
+    task = f" for {what}" if what else ""
     return f"{'the server' if caller == 'served' else 'this UI'}'s catalog of models{task}"
 
 

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import re
 
+from hugginggpt.graph.context import Caller
 from hugginggpt.graph.state import Failure, Selection, Subtask, SubtaskResult
 from hugginggpt.nodes.intent import asks_a_kind, card_kind
+from hugginggpt.nodes.responding.advice import said
 from hugginggpt.tools.artifacts import shown_refs
+from hugginggpt.tools.errors import Control, Fix, setting
 from hugginggpt.tools.experts.registry import find_tools
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.experts.words import Finished, listed, say
@@ -30,7 +33,6 @@ _MAX_ERROR = MAX_MESSAGE
 _MAX_ARG = 120
 
 
-_SAYS_WHAT_TO_DO = re.compile(r"--[a-z]|HUGGINGGPT_|export |raise it|set [A-Z_]{4,}")
 _GREETING = re.compile(r"^\W*(hi|hello|hey|hiya|good (morning|afternoon|evening)|bonjour|"
                        r"salut|hola|hallo|guten (tag|morgen)|ciao)\b|你好", re.IGNORECASE)
 _THANKS = re.compile(r"\b(thanks|thank you|cheers|merci|gracias|danke)\b|谢谢", re.IGNORECASE)
@@ -147,25 +149,26 @@ def _short(reason: str) -> str:
     return clip(" ".join(reason.split()).rstrip("."), _MAX_ERROR)
 
 
-def _what_to_do(failure: Failure, task: str) -> str:
-    error = failure.reason
+def _what_to_do(failure: Failure, task: str) -> Fix:
+    """The failure's own fix, else what helps with its kind of failure."""
     types = set(failure.tried_types) | ({failure.error_type} if failure.error_type else set())
     if "ToolTimeoutError" in types:
-        return ("raise the time a model may take with --subtask-timeout (or "
-                "HUGGINGGPT_SUBTASK_TIMEOUT), or try a faster model or another --backend")
-    if _SAYS_WHAT_TO_DO.search(error):
-        return ""  # the error already says it (a limit's flag, --download yes, a key)
+        return Fix(say="raise the time a model may take with {}, or try a faster model or "
+                       "another {}", controls=[Control(kind="limit", name="subtask_timeout_s"),
+                                               setting("backend")])
+    if failure.fix is not None:
+        return failure.fix
+    models = Control(kind="models", name="list", value=task)
     if types == {"CannotRead"}:  # an earlier step's text, in a language no candidate reads
-        return (f"use a model that reads its language (hugginggpt models list --task {task} "
-                f"shows each model's languages), or an LLM, which reads most languages: "
-                f"{CONFIGURE_IN_BRIEF}")
+        return Fix(say="use a model that reads its language ({} shows each model's "
+                       "languages), or an LLM, which reads most languages: {}",
+                   controls=[models, Control(kind="llm")])
     if failure.error_type == "ArgumentError":
-        return "check the input it names"
-    return (f"try another --backend, or another model (hugginggpt models list --task "
-            f"{task})")
+        return Fix(say="check the input it names")
+    return Fix(say="try another {}, or another model ({})", controls=[setting("backend"), models])
 
 
-def _failed(st: Subtask, result: SubtaskResult, steps: dict[int, int]) -> str:
+def _failed(st: Subtask, result: SubtaskResult, steps: dict[int, int], caller: Caller) -> str:
     what = _capital(_noun(st.task))
     failure = _failure(result)
     if result.status == "skipped":
@@ -176,23 +179,23 @@ def _failed(st: Subtask, result: SubtaskResult, steps: dict[int, int]) -> str:
                         f"{_short(failure.reason)}.")
             return (f"{what} was skipped because step {steps.get(dep, dep + 1)} "
                     f"{failure.dependency_ended}.")
-        return f"{what} did not run: {_short(failure.reason)}."
+        fix = f" To fix it, {said(failure.fix, caller)}." if failure.fix else ""
+        return f"{what} did not run: {_short(failure.reason)}.{fix}"
     models = len(failure.tried)
     after = f" (after trying {models} models)" if models > 1 else ""
-    hint = _what_to_do(failure, st.task)
-    return (f"{what} failed{after}: {_short(failure.reason)}."
-            + (f" To fix it, {hint}." if hint else ""))
+    hint = said(_what_to_do(failure, st.task), caller)
+    return f"{what} failed{after}: {_short(failure.reason)}. To fix it, {hint}."
 
 
 def _step(st: Subtask, results: dict[int, SubtaskResult], steps: dict[int, int],
           request: str, plan: dict[int, Subtask], workspace: str | None,
-          selection: Selection | None = None) -> str:
+          selection: Selection | None, caller: Caller) -> str:
     result = results.get(st.id)
     if result is None:
         return f"{_capital(_noun(st.task))} did not run."
     if result.status == "done":
         return _done(st, result, request, steps, plan, workspace, selection)
-    return _failed(st, result, steps)
+    return _failed(st, result, steps, caller)
 
 
 def _lead(plan: list[Subtask], results: dict[int, SubtaskResult]) -> str:
@@ -224,20 +227,21 @@ def small_talk(request: str) -> str:
 
 def template_answer(plan: list[Subtask], results: dict[int, SubtaskResult], request: str,
                     notes: list[str], workspace: str | None = None,
-                    selections: dict[int, Selection] | None = None) -> str:
+                    selections: dict[int, Selection] | None = None,
+                    caller: Caller = "cli") -> str:
     """The answer from the results, with ``notes`` (why no responder LLM wrote it, a
     planner fallback, ...) as last lines in parentheses. Output files are named where
     the caller finds them (:func:`~hugginggpt.tools.artifacts.where_shown` in
     ``workspace``: a download URL, or an absolute path); without ``workspace``, by their
-    reference's path."""
+    reference's path. Each failure's fix is said for ``caller``."""
     steps = {st.id: number for number, st in enumerate(plan, 1)}
     by_id = {st.id: st for st in plan}
-    said = [_step(st, results, steps, request, by_id, workspace, (selections or {}).get(st.id))
-            for st in plan]
+    lines = [_step(st, results, steps, request, by_id, workspace,
+                   (selections or {}).get(st.id), caller) for st in plan]
     if len(plan) == 1:
-        body = said[0]
+        body = lines[0]
     else:
-        numbered = [f"{n}. " + text.replace("\n", "\n   ") for n, text in enumerate(said, 1)]
+        numbered = [f"{n}. " + text.replace("\n", "\n   ") for n, text in enumerate(lines, 1)]
         body = "\n".join([_lead(plan, results), *numbered])
     if any(r.backend == "dry-run" for r in results.values()):
         notes = ["A dry run: the experts were simulated, so their outputs are placeholders.",
@@ -257,7 +261,8 @@ def details(plan: list[Subtask], selections: dict[int, Selection],
         selection, result = selections.get(st.id), results.get(st.id)
         if selection is not None:
             chosen = f"{selection.model} on {selection.backend}" if selection.model else "none"
-            lines.append(f"  model: {chosen} ({selection.reason})")
+            fix = f"; {said(selection.fix, 'cli')}" if selection.fix else ""
+            lines.append(f"  model: {chosen} ({selection.reason}{fix})")
             if selection.candidates:
                 lines.append("  candidates: " + ", ".join(
                     f"{c.model} ({c.backend}) {c.score:.2f}" for c in selection.candidates))

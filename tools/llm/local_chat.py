@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hugginggpt.tools.errors import LLMNotConfiguredError
+from hugginggpt.tools.errors import Control, Fix, LLMNotConfiguredError, setting
 from hugginggpt.tools.llm.grammar import bounded, logits_processor
 from hugginggpt.tools.llm.providers import LOCAL_PREFIX
 
@@ -66,8 +66,10 @@ def weights_folder(repo: str) -> Path:
     found = Path(config).parent if isinstance(config, str) else None
     if found is None:
         raise LLMNotConfiguredError(
-            f"the LLM transformers:{repo} is not in the local cache: download it with "
-            f"hugginggpt models download {repo}, or run with --download yes|ask")
+            f"the LLM transformers:{repo} is not in the local cache", fix=Fix(
+                say="download it with {}, or run with {}",
+                controls=[Control(kind="models", name="download", value=repo),
+                          setting("download", "yes|ask")]))
     return found
 
 

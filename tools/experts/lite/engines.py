@@ -118,7 +118,7 @@ def text_encoder() -> Any:
 
     folder = minilm_dir()
     if folder is None:
-        raise NotInstalledError("all-MiniLM-L6-v2", extra="local", fix=MINILM_FIX)
+        raise NotInstalledError("all-MiniLM-L6-v2", extra="local", install=MINILM_FIX)
     return MiniLMEncoder(folder)
 
 

@@ -120,8 +120,7 @@ class _ModelCache:
                 raise LimitExceededError(
                     f"no room to load {key[1]!r}: the {bound} loaded models stayed in "
                     f"use for {ROOM_WAIT_S:g} s", setting="max_loaded_models",
-                    value=bound, env="HUGGINGGPT_MAX_LOADED_MODELS",
-                    flag="--max-loaded-models")
+                    value=bound)
             self._room.wait(left)
 
     def _evict(self, room_for: int = 0, bound: int | None = None) -> None:

@@ -34,7 +34,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hugginggpt.tools.errors import LimitExceededError, ToolExecutionError, TransientToolError
+from hugginggpt.tools.errors import (
+    Control,
+    Fix,
+    LimitExceededError,
+    ToolExecutionError,
+    TransientToolError,
+    setting,
+)
 from hugginggpt.tools.experts.catalog import ModelCard
 from hugginggpt.tools.experts.local.download_progress import (
     Counter,
@@ -208,8 +215,10 @@ def check_disk(path: Path, needed: int, margin_mb: float = DISK_MARGIN_MB) -> No
     if free < needed + margin_mb * MB:
         raise DownloadError(
             f"not enough disk space in {path}: the download needs {_mb(needed)} and "
-            f"{margin_mb:g} MB must stay free, but {_mb(free)} is free; free some space "
-            "(hugginggpt models cached / models remove MODEL) or set HF_HOME elsewhere")
+            f"{margin_mb:g} MB must stay free, but {_mb(free)} is free", fix=Fix(
+                say="free some space ({}, then models remove MODEL) or set {} elsewhere",
+                controls=[Control(kind="models", name="cached"),
+                          Control(kind="variable", name="HF_HOME")]))
 
 
 @dataclass
@@ -293,11 +302,17 @@ def _reserved(plan: DownloadPlan, budget: DownloadBudget | None
         raise LimitExceededError(
             f"{plan.model} was not downloaded: it needs {_mb(plan.missing)}, and "
             f"{_mb(max(left, 0))} of the run's download limit is left (nothing was "
-            f"fetched; or download it once with: hugginggpt models download {plan.model})",
-            setting="max_download_total_mb", value=round(budget.max_bytes / MB, 3),
-            unit=" MB", env="HUGGINGGPT_MAX_DOWNLOAD_TOTAL_MB", flag="--max-download-total-mb")
+            f"fetched)", setting="max_download_total_mb",
+            value=round(budget.max_bytes / MB, 3), unit=" MB", fix=Fix(
+                say="raise it with {}, or download it once with {}",
+                controls=[Control(kind="limit", name="max_download_total_mb"),
+                          _download_command(plan.model)]))
     with budget.download(f"model {plan.model}", plan.missing) as count:
         yield count
+
+
+def _download_command(model_id: str) -> Control:
+    return Control(kind="models", name="download", value=model_id)
 
 
 def _lock(model_id: str) -> threading.Lock:
@@ -324,13 +339,15 @@ def ensure_downloaded(task: str, model_id: str) -> None:
     size = f" ({card.size_mb:g} MB)" if card and card.size_mb else ""
     if mode not in ("ask", "yes"):
         raise DownloadRefusedError(
-            f"{model_id} is not in the local cache and downloads are off: download it with "
-            f"hugginggpt models download {model_id}{size}, or run with --download yes|ask")
+            f"{model_id} is not in the local cache and downloads are off", fix=Fix(
+                say=f"download it with {{}}{size}, or run with {{}}",
+                controls=[_download_command(model_id), setting("download", "yes|ask")]))
     if card is not None and card.trust_remote_code and not consented:
         raise DownloadRefusedError(
             f"{model_id} runs code shipped with it (trust_remote_code): it is downloaded "
-            f"only with an explicit yes for it (--download ask, or hugginggpt models "
-            f"download {model_id})")
+            "only with an explicit yes for it", fix=Fix(
+                say="say yes to it with {}, or download it with {}",
+                controls=[setting("download", "ask"), _download_command(model_id)]))
     if mode == "ask" and not consented:
         raise DownloadRefusedError(f"{model_id} is not cached and its download was not "
                                    "agreed to")

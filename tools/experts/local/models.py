@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from hugginggpt.tools.errors import LimitExceededError, ToolExecutionError
+from hugginggpt.tools.errors import Fix, LimitExceededError, ToolExecutionError, setting
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
 from hugginggpt.tools.experts.local.cache import _Entry, _ModelCache
 from hugginggpt.tools.experts.local.download import ensure_downloaded
@@ -268,8 +268,8 @@ def _run_limit() -> int | None:
         return None
     if int(limit) < 1:
         raise ToolExecutionError(
-            f"max_loaded_models is {limit}: at least one model must fit; set "
-            "--max-loaded-models or HUGGINGGPT_MAX_LOADED_MODELS to 1 or more")
+            f"max_loaded_models is {limit}: at least one model must fit", fix=Fix(
+                say="set {} to 1 or more", controls=[setting("max_loaded_models")]))
     return int(limit)
 
 
