@@ -123,7 +123,7 @@ def test_unreachable_planner_aborts_with_advice(compiled, make_context):
                                      planner="llm"))
     assert out["status"] == "aborted"
     assert "planner failed" in out["abort_reason"]
-    assert "--llm-base-url" in out["abort_reason"]
+    assert "llm_base_url=" in out["abort_reason"]  # said for the caller: the graph in Python
 
 
 def test_planner_http_500_aborts(compiled, make_context, llm_server):
@@ -139,7 +139,8 @@ def test_no_llm_configured_aborts_with_instructions(compiled, workspace):
     out = run(compiled, Context(workspace=str(workspace)), "Do it to clip.mp4")
     assert out["status"] == "aborted"  # nothing the offline planner can do with a video
     assert "No LLM is configured" in out["abort_reason"]
-    assert "OPENAI_API_KEY" in out["abort_reason"] and "--dry-run --plan" in out["abort_reason"]
+    assert "OPENAI_API_KEY" in out["abort_reason"]
+    assert 'backend="dry-run" plan=PLAN.json' in out["abort_reason"]  # said for Python
 
 
 def test_second_request_on_a_thread_starts_clean(compiled, make_context, llm_server):
