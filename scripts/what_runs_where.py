@@ -20,7 +20,6 @@ differs.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
@@ -28,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.coverage import CACHED, SETUPS, Found, measure, report  # noqa: E402
+from scripts.reference_pages import with_blocks  # noqa: E402
 
 README = ROOT / "README.md"
 PAGES = (README, ROOT / "docs" / "reference" / "what-runs-where.md")
@@ -70,18 +70,14 @@ def blocks(results: list[Found]) -> dict[str, str]:
 
 
 def replace(text: str, generated: dict[str, str]) -> str:
-    """``text`` with each marked block replaced by its generated content.
+    """``text`` with each marked block replaced by its generated content (as
+    :func:`scripts.reference_pages.with_blocks` does, a newline after the content).
 
     Raises:
         ValueError: a block's markers are missing.
     """
-    for name, body in generated.items():
-        pattern = re.compile(rf"(<!-- {re.escape(name)} -->\n)(.*?)(<!-- /{re.escape(name)} -->)",
-                             re.DOTALL)
-        if not pattern.search(text):
-            raise ValueError(f"no <!-- {name} --> ... <!-- /{name} --> block")
-        text = pattern.sub(lambda m, b=body: m.group(1) + b + "\n" + m.group(3), text)
-    return text
+    return with_blocks(text, {name: (lambda body=body: body + "\n")
+                              for name, body in generated.items()})
 
 
 def main(argv: list[str] | None = None) -> int:
