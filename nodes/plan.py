@@ -1,9 +1,8 @@
 """Stage 1, task planning: the planner LLM turns the request into a DAG of subtasks.
 
-The reply is read with structured output where the endpoint supports it, and with a
-tolerant parser where it does not; the DAG is then checked in code. An invalid plan goes
-back to the LLM with the problems (the ``plan`` edge loops), at most
-``max_plan_retries`` times; then the run aborts with the problems listed.
+The reply is read with structured output where the endpoint supports it, else with a
+tolerant parser; the DAG is then checked in code. An invalid plan goes back to the LLM
+with the problems (the ``plan`` edge loops), at most ``max_plan_retries`` times.
 
 With ``stream_execution`` (and ``approval`` ``never`` or ``risky``) each subtask is handed
 over as soon as its JSON is complete and valid, while the reply streams
@@ -54,6 +53,7 @@ from hugginggpt.nodes.prompts import (
 from hugginggpt.nodes.responding.advice import fallen_back
 from hugginggpt.tools.blocks import message_text
 from hugginggpt.tools.errors import (
+    NO_LLM,
     ArgumentError,
     Fix,
     LLMBudgetError,
@@ -67,7 +67,7 @@ from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
 from hugginggpt.tools.experts.tasks import task_types
 from hugginggpt.tools.llm.breaker import LLMNotAnsweringError
 from hugginggpt.tools.llm.client import StreamListener, complete
-from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, ConfigError, has_llm, routing_config
+from hugginggpt.tools.llm.config import NOT_CONFIGURED, ConfigError, has_llm, routing_config
 from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replay import ReplayedFailureError
@@ -339,7 +339,7 @@ def _plan_offline(state: State, context: Context,
             return _abort(fallback.model_copy(update={
                 "reason": f"{fallback.reason}, and the offline planner could not plan the "
                           f"request either: {exc}."}), planner=label, **told)
-        return _abort(_failure(exc, suffix=f".\n\n{NOT_CONFIGURED_HELP}"), planner=label)
+        return _abort(_failure(exc, suffix=f". {NOT_CONFIGURED}", fix=NO_LLM), planner=label)
     items, moved = _runnable_items(found.items, context)
     subtasks, _ = validate_plan(items, max_subtasks=context.max_subtasks)
     how = found.describe().replace("offline", label, 1)
@@ -380,11 +380,11 @@ def _rejected(
     return update
 
 
-def _failure(exc: BaseException, prefix: str = "", suffix: str = "") -> Failure:
-    """An exception as an abort's reason: its message (with ``prefix`` and ``suffix``),
-    its class and its fix."""
+def _failure(exc: BaseException, prefix: str = "", suffix: str = "",
+             fix: Fix | None = None) -> Failure:
+    """An exception as an abort's reason: its message, its class and its fix."""
     return Failure(reason=f"{prefix}{exc}{suffix}", error_type=type(exc).__name__,
-                   fix=getattr(exc, "fix", None))
+                   fix=fix or getattr(exc, "fix", None))
 
 
 def _abort(why: Failure, **extra: Any) -> dict[str, Any]:

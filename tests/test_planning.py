@@ -140,7 +140,7 @@ def test_no_llm_configured_aborts_with_instructions(compiled, workspace):
     assert out["status"] == "aborted"  # nothing the offline planner can do with a video
     assert "No LLM is configured" in out["abort_reason"]
     assert "OPENAI_API_KEY" in out["abort_reason"]
-    assert 'backend="dry-run" plan=PLAN.json' in out["abort_reason"]  # said for Python
+    assert 'backend="dry-run" and plan="PLAN.json"' in out["abort_reason"]  # said for Python
 
 
 def test_second_request_on_a_thread_starts_clean(compiled, make_context, llm_server):

@@ -20,6 +20,7 @@ __all__ = [
     "Control",
     "Fix",
     "setting",
+    "NO_LLM",
     "HuggingGPTError",
     "SettingProblem",
     "SettingsError",
@@ -68,6 +69,12 @@ class Fix(BaseModel):
 def setting(name: str, value: str = "") -> Control:
     """A run setting as a fix's control (``value``: ``a|b`` for either)."""
     return Control(kind="setting", name=name, value=value)
+
+
+NO_LLM = Fix(say="configure one: {}; or check a plan without any LLM with {} and {}",
+             controls=[Control(kind="llm"), setting("backend", "dry-run"),
+                       setting("plan", "PLAN.json")])
+"""What to do when no LLM is configured and the offline planner cannot plan."""
 
 
 class HuggingGPTError(Exception):

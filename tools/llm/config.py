@@ -63,6 +63,11 @@ __all__ = [
     "describe_llm",
 ]
 
+NOT_CONFIGURED = ("No LLM is configured (the built-in offline planner only handles requests "
+                  "like its examples)")
+"""The first sentence of :data:`NOT_CONFIGURED_HELP`, for an answer whose fix says the
+rest the caller's way."""
+
 NOT_CONFIGURED_HELP = """\
 No LLM is configured (the built-in offline planner only handles requests like its
 examples). Configure one of:
