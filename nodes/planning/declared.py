@@ -58,8 +58,13 @@ def doing(ask: str | None, kind: str, *, labelled: bool | None = None,
 def read_as(task: str) -> set[str]:
     """What the plan reader may make of a cue's task with the inputs at hand (see
     :meth:`~hugginggpt.nodes.planning.steps.PlanReader._refine`): the task types of its
-    ask, and for one that answers questions about an image in another's place, the
-    questions and the readers."""
-    how = planning(task)
-    return {t.name for t in task_types() if how.ask and t.planning.ask == how.ask
-            or how.answers and (t.planning.ask == "question" or t.planning.reads)}
+    ask that take labels as it does (a labelled ask with none is the text's
+    classification), and for one that answers questions about an image in another's
+    place, the questions and the readers."""
+    how, labelled = planning(task), takes_labels(task)
+    same = {t.name for t in task_types() if how.ask and t.planning.ask == how.ask
+            and takes_labels(t.name) == labelled}
+    if labelled:
+        same.add(doing(how.ask, "text", labelled=False) or task)
+    return same | {t.name for t in task_types() if how.answers and (
+        t.planning.ask == "question" or t.planning.reads)}

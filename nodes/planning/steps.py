@@ -77,8 +77,9 @@ class PlanReader(Arguments):
         asked: list[tuple[str, str]] = []
         labels = {w.strip().lower() for w in (clause.labels or "").split(",")}
         for match in clause.matches:
-            if clause.text[match.start:match.end].lower() in labels:
-                continue  # a label named ("spam, work or personal?"), not an ask
+            if planning(match.task).ask == "classify" and not takes_labels(match.task) \
+                    and clause.text[match.start:match.end].lower() in labels:
+                continue  # a label named ("spam, work or personal?"), not a sentiment asked
             task = self._refine(match, clause, at_hand)
             if task and (task, match.cue.intent) not in asked:
                 asked.append((task, match.cue.intent))
@@ -126,7 +127,7 @@ class PlanReader(Arguments):
         labelled = takes_labels(task)
         if labelled and not clause.labels:
             return doing(how.ask, "text", labelled=False) if not clause.matches[1:] else None
-        no_text = not (clause.literals or self._latest("text") or self.masked.texts
+        no_text = not (clause.literals or self._latest("text")
                        or self._text_files(clause, prose=True))
         for other in task_types():
             replaces, kind = other.planning.replaces, input_kind(other.name)
