@@ -34,6 +34,7 @@ from hugginggpt.tools.experts.faults import FaultSpec
 from hugginggpt.tools.experts.hf_inference import HF_INFERENCE_BACKEND
 from hugginggpt.tools.experts.llm import LLM_BACKEND
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
+from hugginggpt.tools.experts.ray import RAY_BACKEND
 from hugginggpt.tools.llm.expert import expert_settings
 from hugginggpt.tools.llm.providers import SAVED_OBJECT, chat_model_label, is_chat_model
 from hugginggpt.tools.llm.settings import (
@@ -141,6 +142,15 @@ class Context(BaseSettings, LLMSettings):
     hf_timeout_s: Seconds | None = None
     """hf-inference: per-request timeout (None: the backend's own, 60 s)."""
 
+    experts_url: Url | None = Field(None, validation_alias="HUGGINGGPT_EXPERTS_URL")
+    """ray: the expert tier's HTTP address (``hugginggpt experts serve`` prints it), for
+    ``--backend ray``; its key is the secret ``HUGGINGGPT_EXPERTS_KEY``."""
+    experts_shared_dir: str | None = None
+    """ray: a folder the graph workers and the tier's replicas both see; inputs larger
+    than ``experts_inline_max_mb`` go through it instead of inside the request."""
+    experts_inline_max_mb: NonNegative = 1.0
+    """ray: the largest input file sent inside the request when there is a shared folder."""
+
     allow_private_urls: bool = False
     """Let URL inputs point at private, loopback or link-local addresses."""
     max_download_mb: Megabytes = 50.0
@@ -228,7 +238,8 @@ class Context(BaseSettings, LLMSettings):
         """Per-backend settings handed to tools for this run (see
         :func:`hugginggpt.tools.experts.registry.run_settings`): hf-inference's endpoints,
         provider, timeout and billed organisation; the local backend's catalog, model bound
-        and download mode; whether this run's LLM can be the ``llm`` backend's expert, and on
+        and download mode; the expert tier's address and file rules (``ray``); whether
+        this run's LLM can be the ``llm`` backend's expert, and on
         which endpoints; the faults the simulated experts inject."""
         hf: dict[str, Any] = {"endpoints": dict(self.hf_endpoints),
                               "provider": self.hf_provider, "timeout_s": self.hf_timeout_s,
@@ -237,8 +248,11 @@ class Context(BaseSettings, LLMSettings):
                                  "download": self.download or "no"}
         if self.catalog:
             local["catalog"] = self.catalog
+        tier = {"url": self.experts_url, "shared_dir": self.experts_shared_dir,
+                "inline_max_mb": self.experts_inline_max_mb, "catalog": self.catalog}
         settings = {HF_INFERENCE_BACKEND: {k: v for k, v in hf.items() if v},
-                    LOCAL_BACKEND: local, LLM_BACKEND: expert_settings(self)}
+                    LOCAL_BACKEND: local, LLM_BACKEND: expert_settings(self),
+                    RAY_BACKEND: {k: v for k, v in tier.items() if v is not None}}
         if self.dry_run_faults:
             settings[DRY_RUN_BACKEND] = {"faults": self.dry_run_faults}
         return settings

@@ -36,6 +36,7 @@ __all__ = [
     "Candidate",
     "Selection",
     "Attempt",
+    "Replica",
     "Failure",
     "Fix",
     "Control",
@@ -153,6 +154,16 @@ class Selection(BaseModel):
     what the result is, and that nothing else was asked)."""
 
 
+class Replica(BaseModel):
+    """Where a call of a shared expert tier ran: the replica, the model's load time there
+    (0 when a replica already held it: warm) and the call's own time on the replica."""
+
+    replica: str
+    load_s: float = 0.0
+    warm: bool = False
+    run_s: float = 0.0
+
+
 class Attempt(BaseModel):
     model: str
     backend: str
@@ -166,6 +177,8 @@ class Attempt(BaseModel):
     """Served from the result cache: no tool was called (``latency_s`` is the lookup's)."""
     fix: Fix | None = None
     """What the error said to do about it, when it said something."""
+    replica: Replica | None = None
+    """The expert tier's replica that answered (the ``ray`` backend)."""
 
 
 class Failure(BaseModel):
@@ -210,6 +223,9 @@ class SubtaskResult(BaseModel):
     endpoint: str | None = None
     """Where the model ran, when its id does not say: the LLM endpoint that answered a
     subtask of the ``llm`` backend (shown as endpoints are, without secrets)."""
+    replica: Replica | None = None
+    """The expert tier's replica that ran it (the ``ray`` backend), its load time, whether
+    the model was warm."""
     cached: bool = False
     """The outputs came from the result cache (an earlier run's call of the same tool on
     the same inputs), not from a call in this run."""
@@ -367,7 +383,8 @@ class OutputState(BaseModel):
 
 
 STATE_TYPES: tuple[type[BaseModel], ...] = (
-    ChatTurn, Subtask, Candidate, Selection, Attempt, Failure, SubtaskResult, Approval,
+    ChatTurn, Subtask, Candidate, Selection, Attempt, Replica, Failure, SubtaskResult,
+    Approval,
     Streamed,
     LLMCall, Confidence, Fix, Control,
     InputState, State, OutputState,

@@ -22,7 +22,9 @@ a choice can be explained:
   whose card lists languages without the target is not a candidate at all (an
   English-to-German model never translates into French, not even as a fallback);
 - ``latency``: with a latency budget B, -2 * (latency - B) / B when the card's expected
-  latency exceeds B (at most -4); without a budget, -0.3 * log10(1 + latency).
+  latency exceeds B (at most -4); without a budget, -0.3 * log10(1 + latency);
+- ``warm``: +0.1 when the model is already loaded where the backend would run it (a
+  replica of the expert tier holds it): a tie-breaker among near equals.
 
 A model that cannot read the subtask's text is not a candidate at all: when the card
 lists languages (not "multilingual") and lingua gives them together much less than the
@@ -54,7 +56,7 @@ from hugginggpt.tools.experts.availability import runnable as runnable_models
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.lite.engines import embed, minilm_missing
 from hugginggpt.tools.experts.lite.languages import reads
-from hugginggpt.tools.experts.registry import ANY_TASK, registered_tools
+from hugginggpt.tools.experts.registry import ANY_TASK, Tool, registered_tools
 
 __all__ = ["Query", "RankedCandidate", "focus", "rank_candidates", "serves_subject"]
 
@@ -163,6 +165,18 @@ def rank_candidates(
     found = []
     for model, card, backends in runnable:
         parts = _score(card, query, similarities.get(model))
-        score = round(sum(parts.values()), 3)
-        found += [RankedCandidate(model, b, score, card, parts) for b in backends]
+        for backend in backends:
+            with_warm = parts | ({"warm": WARM} if _warm(tools, backend, model) else {})
+            found.append(RankedCandidate(model, backend, round(sum(with_warm.values()), 3),
+                                         card, with_warm))
     return sorted(found, key=lambda c: (order.index(c.backend), -c.score))
+
+
+WARM = 0.1
+"""What a model already loaded where it would run adds to its score (a shared tier's
+replica holds it): it decides between near equals, never against a clearly better
+model (it is under the selection margin)."""
+
+
+def _warm(tools: list[Tool], backend: str, model: str) -> bool:
+    return any(t.warm is not None and t.backend == backend and t.warm(model) for t in tools)

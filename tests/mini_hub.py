@@ -15,7 +15,8 @@ It serves the files of folders the tests build (tiny models), under repo ids:
 
 ``{rev}`` is ``main`` or the repo's sha. A 404 carries ``X-Error-Code`` (``RepoNotFound``,
 ``RevisionNotFound``, ``EntryNotFound``). ``cut_after`` makes the next download of a file
-stop after so many bytes (a connection dropped mid-download); every request is recorded,
+stop after so many bytes (a connection dropped mid-download), ``stall`` makes it wait
+first; every request is recorded,
 and every ranged file request (``ranges``).
 
 Example::
@@ -31,6 +32,7 @@ import contextlib
 import hashlib
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -72,6 +74,9 @@ class MiniHub:
         self.ranges: list[tuple[str, int]] = []
         """(path, first byte asked for) of every file GET with a ``Range`` (a resume)."""
         self.cut_after: dict[tuple[str, str], int] = {}
+        self.stall: dict[tuple[str, str], float] = {}
+        """(repo, file) -> seconds the next download of it waits, its connection open,
+        before its bytes come (a slow download, to stop its client mid-way)."""
         """(repo, file) -> bytes to send before dropping the next download of it."""
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -223,6 +228,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with self.owner._lock:
             cut = self.owner.cut_after.pop((repo_id, filename), None)
+            stall = self.owner.stall.pop((repo_id, filename), 0.0)
+        time.sleep(stall)
         if cut is not None:  # a connection dropped mid-download
             with contextlib.suppress(OSError):
                 self.wfile.write(data[start:start + cut])

@@ -6,6 +6,7 @@
     hugginggpt replay --thread ID [--json]
     hugginggpt eval DATASET.jsonl [--planner offline|llm] [--llm A --llm B ...] | --answers FILE
     hugginggpt models list | refresh
+    hugginggpt experts serve --local | --address ADDR [--config FILE]
     hugginggpt demo
     hugginggpt mcp [--backend B] [--task T]   (the experts as MCP tools on stdio)
     hugginggpt ui [--port P] [--server URL]   (the web UI)
@@ -42,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("evaluate", "measure the planner, or (--answers) the answers, on a labelled set"),
     "demo": ("demo", "run canned requests offline on sample inputs"),
     "models": ("models", "the model catalog"),
+    "experts": ("experts", "the shared expert tier on Ray Serve"),
     "mcp": ("mcp_server", "serve the experts as MCP tools on stdin/stdout"),
     "ui": ("ui", "the web UI: upload files, watch the plan run, approve, revisit threads"),
 }

@@ -304,6 +304,7 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                 stopped = run_time_limit(job, f"before attempt {len(log) + 1} could start")
                 break
             context.extra["call"] = len(log)
+            context.extra.pop("replica", None)
             context.confidence = None
             emit({"type": "subtask", "id": job.id, "task": job.task, "event": "started",
                   "model": model, "backend": backend, "attempt": len(log) + 1,
@@ -341,7 +342,8 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                 emit({"type": "subtask", "id": job.id, "task": job.task, "event": "model_failed",
                       "model": model, "error": describe_error(exc)})
                 break
-            log.append(Attempt(model=model, backend=backend, ok=True,
+            replica = context.extra.get("replica")
+            log.append(Attempt(model=model, backend=backend, ok=True, replica=replica,
                                latency_s=round(time.monotonic() - t0, 4), at=at))
             latency = round(time.monotonic() - started, 4)
             emit({"type": "subtask", "id": job.id, "task": job.task, "event": "done",
@@ -355,7 +357,8 @@ async def run_job(job: Job, deps: dict[int, dict[str, Any]], emit: Emit) -> dict
                                      outputs, deps)
             return result(job, "done", model=model, backend=backend, outputs=outputs,
                            attempts=len(log), attempt_log=log, latency_s=latency,
-                           endpoint=context.endpoint, **_with_confidence(confidence))
+                           endpoint=context.endpoint, replica=replica,
+                           **_with_confidence(confidence))
         if stopped is not None:
             break
 

@@ -31,6 +31,7 @@ from hugginggpt.tools.experts import (  # noqa: F401  (register the tools)
     lite,
     llm,
     local,
+    ray,
 )
 from hugginggpt.tools.experts.as_langchain import langchain_tools
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard, load_catalog

@@ -99,6 +99,9 @@ class Tool:
     """Why a model cannot run here now (None: it can), for backends that can say why; a
     tool that gives it and no ``available`` can run exactly the models it has no reason
     against, so the reason shown and the choice made never disagree."""
+    warm: Callable[[str], bool] | None = None
+    """Whether a model is loaded and ready where this tool runs it (a shared tier's
+    replica holds it); a warm model ranks first among near equals. None: not known."""
     deterministic: bool | Callable[[], bool] | None = None
     """Whether the same inputs always give the same outputs, so that a result may be
     reused (the result cache): True (a fixed seed, greedy decoding, a rule-based
@@ -214,6 +217,7 @@ def register_tool(
     cards: Iterable[ModelCard] = (),
     unavailable: Callable[[str], str | None] | None = None,
     deterministic: bool | Callable[[], bool] | None = None,
+    warm: Callable[[str], bool] | None = None,
 ) -> Tool:
     """Register ``fn`` as the tool for ``task`` on ``backend``; later registrations of the
     same (task, backend, models) replace earlier ones.
@@ -225,6 +229,7 @@ def register_tool(
         cards: model cards for models the catalog does not list.
         unavailable: says why a model cannot run now (None when it can); without
             ``available`` it decides alone.
+        warm: tells whether a model is loaded and ready where the tool runs it.
         deterministic: whether the same inputs give the same outputs (see
             :attr:`Tool.deterministic`); None: the task type's default.
 
@@ -296,6 +301,7 @@ def register_tool(
         cards=tuple(cards),
         unavailable=unavailable,
         deterministic=deterministic,
+        warm=warm,
     )
     _TOOLS[:] = [
         t for t in _TOOLS if (t.task, t.backend, t.models) != (task, backend, model_ids)

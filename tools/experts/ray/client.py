@@ -1,0 +1,141 @@
+"""The ``ray`` backend's calls: a subtask sent to the expert tier over HTTP, its outputs
+written into the run's artifact store, and what the tier says about its models.
+
+The tier's address and its file rules are the run's settings (``backend_settings("ray")``:
+``url``, ``shared_dir``, ``inline_max_mb``); its key is a secret, read from
+``HUGGINGGPT_EXPERTS_KEY`` only here, where the request is built. A tier that does not
+answer, or answers 503 (a replica that died mid-call, a model still loading), raises
+:class:`TransientToolError`, which the executor retries before it falls back.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from hugginggpt.tools.env import env
+from hugginggpt.tools.errors import ToolExecutionError, TransientToolError
+from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+from hugginggpt.tools.experts.ray.wire import (
+    KEY_HEADER,
+    decode_outputs,
+    encode_inputs,
+    raise_error,
+)
+from hugginggpt.tools.experts.registry import ToolContext, backend_settings
+from hugginggpt.tools.experts.tasks import get_task_type
+
+__all__ = ["RAY_BACKEND", "KEY_VARIABLE", "call_tier", "model_status", "NO_TIER"]
+
+RAY_BACKEND = "ray"
+KEY_VARIABLE = "HUGGINGGPT_EXPERTS_KEY"
+NO_TIER = "no expert tier is set (experts_url)"
+STATUS_TTL_S = 10.0
+"""How long the tier's word on its models is kept (selection asks once per model)."""
+CALL_TIMEOUT_S = 3600.0
+"""The HTTP client's own bound; the subtask's timeout cancels the call well before."""
+
+
+def _headers() -> dict[str, str]:
+    key = env(KEY_VARIABLE)
+    return {KEY_HEADER: key} if key else {}
+
+
+def _url() -> str | None:
+    url = backend_settings(RAY_BACKEND).get("url")
+    return str(url).rstrip("/") if url else None
+
+
+def _unreachable(url: str, exc: httpx.HTTPError) -> TransientToolError:
+    return TransientToolError(f"the expert tier at {url} is not answering "
+                              f"({type(exc).__name__})")
+
+
+async def call_tier(task: str, model: str, args: dict[str, Any], context: ToolContext
+                    ) -> dict[str, Any]:
+    """Run ``model`` for ``task`` on the tier; its outputs, with artifacts written into
+    the run's store, and ``context.extra["replica"]`` set to where it ran.
+
+    Raises:
+        TransientToolError: the tier did not answer, or said a retry may pass.
+        ToolExecutionError: the tier is not set, refused the key, or the model failed.
+    """
+    url, settings = _url(), backend_settings(RAY_BACKEND)
+    task_type = get_task_type(task)
+    if url is None or task_type is None:
+        raise ToolExecutionError(NO_TIER if url is None else f"unknown task type {task}")
+    shared = settings.get("shared_dir")
+    plain, files = encode_inputs(
+        task_type, args, shared_dir=Path(shared) if shared else None,
+        inline_max_bytes=int(float(settings.get("inline_max_mb", 1.0)) * 2**20))
+    body = {"task": task, "model": model, "args": plain, "files": files,
+            "subtask": context.subtask_id}
+    try:
+        async with httpx.AsyncClient(timeout=CALL_TIMEOUT_S, trust_env=False) as client:
+            response = await client.post(f"{url}/run", json=body, headers=_headers())
+    except httpx.HTTPError as exc:
+        raise _unreachable(url, exc) from exc
+    reply = _json(response)
+    if response.status_code != 200 or "error" in reply:
+        raise_error(reply, f"the expert tier answered {response.status_code}")
+    _forget_status()  # a model just loaded: the tier's warm models changed
+    context.extra["replica"] = {k: reply.get(k) for k in ("replica", "load_s", "warm", "run_s")}
+    if reply.get("confidence"):
+        from hugginggpt.tools.experts.confidence import Confidence
+
+        context.confidence = Confidence.model_validate(reply["confidence"])
+    return decode_outputs(reply["outputs"], context.artifacts)
+
+
+def _json(response: httpx.Response) -> dict[str, Any]:
+    try:
+        document = response.json()
+    except ValueError:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
+_STATUS: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+_STATUS_LOCK = threading.Lock()
+
+
+def _forget_status() -> None:
+    with _STATUS_LOCK:
+        _STATUS.clear()
+
+
+def model_status(task: str, model: str) -> dict[str, Any]:
+    """What the tier says of ``model`` for ``task``: ``reason`` (why it cannot run there,
+    None when it can) and ``warm`` (a replica holds it). Asked for all the catalog's
+    models of the task at once, and kept :data:`STATUS_TTL_S`."""
+    url = _url()
+    if url is None:
+        return {"reason": NO_TIER, "warm": False}
+    now = time.monotonic()
+    with _STATUS_LOCK:
+        kept = _STATUS.get((url, task))
+        if kept is None or now - kept[0] > STATUS_TTL_S:
+            kept = _STATUS[(url, task)] = (now, _ask_status(url, task))
+    found = kept[1]
+    if "reason" in found:  # the tier itself could not be asked
+        return found
+    return found.get(model) or {"reason": "the expert tier does not say", "warm": False}
+
+
+def _ask_status(url: str, task: str) -> dict[str, Any]:
+    catalog = backend_settings(RAY_BACKEND).get("catalog") or DEFAULT_CATALOG
+    models = [card.id for card in load_catalog(catalog).for_task(task)]
+    try:
+        response = httpx.post(f"{url}/status", json={"task": task, "models": models},
+                              headers=_headers(), timeout=5.0, trust_env=False)
+    except httpx.HTTPError as exc:
+        return {"reason": str(_unreachable(url, exc)), "warm": False}
+    if response.status_code != 200:
+        message = (_json(response).get("error") or {}).get("message")
+        return {"reason": message or f"the expert tier answered {response.status_code}",
+                "warm": False}
+    return dict(_json(response).get("models", {}))

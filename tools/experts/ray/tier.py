@@ -1,0 +1,227 @@
+"""The expert tier: a Ray Serve application that runs the local backend's adapters (the
+code ``--backend local`` runs) for every graph worker that points at it.
+
+Two deployments:
+
+- ``Experts``: the replicas that hold models, multiplexed by model id (``TASK|MODEL``):
+  each keeps ``max_num_models_per_replica`` models and evicts the least recently used
+  (the local backend's own cache is bounded the same, so both drop the same model), and
+  Serve routes a request to a replica that already holds its model. A load goes through
+  the local backend: the Hugging Face cache, downloads only where the tier's settings say
+  ``download = "yes"``, and a model that runs its own code only when ``remote_code``
+  names it.
+- ``Front``: the HTTP ingress. It checks the shared key on every call, bounds the body,
+  answers ``GET /status`` (which models can run here, which are warm on which replica)
+  and forwards ``POST /run`` to ``Experts``; a replica that dies mid-call becomes a 503
+  that the worker retries, landing on another replica.
+
+This module imports Ray; only ``hugginggpt experts serve``, the tests and the benchmark
+import it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import tempfile
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+from ray import serve
+from ray.exceptions import RayError
+from ray.serve.handle import DeploymentHandle
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from hugginggpt.tools.artifacts import ArtifactStore
+from hugginggpt.tools.errors import HuggingGPTError, ToolExecutionError, TransientToolError
+from hugginggpt.tools.experts import local
+from hugginggpt.tools.experts.local.hub_cache import card_for
+from hugginggpt.tools.experts.outputs import normalize_outputs
+from hugginggpt.tools.experts.ray.config import APP_NAME, TierConfig
+from hugginggpt.tools.experts.ray.wire import (
+    KEY_HEADER,
+    decode_inputs,
+    encode_outputs,
+    error_document,
+    model_key,
+    split_key,
+)
+from hugginggpt.tools.experts.registry import ToolContext, find_tools, run_settings
+from hugginggpt.tools.experts.tasks import get_task_type
+
+__all__ = ["build_app", "key_digest", "deploy"]
+
+
+def key_digest(key: str | None) -> str | None:
+    """What the tier keeps of its key: its SHA-256, never the key itself."""
+    return hashlib.sha256(key.encode()).hexdigest() if key else None
+
+
+def _settings(config: TierConfig) -> dict[str, dict[str, Any]]:
+    """The local backend's run settings on the tier: its model bound, download mode,
+    the models allowed to run their own code, its catalog."""
+    settings: dict[str, Any] = {"max_loaded": config.max_models_per_replica,
+                                "download": config.download,
+                                "consented": list(config.remote_code)}
+    if config.catalog:
+        settings["catalog"] = config.catalog
+    return {local.LOCAL_BACKEND: settings}
+
+
+class _Held:
+    """A model a replica holds (Serve's multiplexed value): its key and its load time."""
+
+    def __init__(self, key: str, load_s: float) -> None:
+        self.key, self.load_s, self.calls = key, load_s, 0
+
+
+def _refuse_remote_code(config: TierConfig, task: str, model: str) -> None:
+    card = card_for(model, task)
+    if card is not None and card.trust_remote_code and model not in config.remote_code:
+        raise ToolExecutionError(
+            f"{model} runs code shipped with it (trust_remote_code): the expert tier runs it "
+            "only when its settings name it in remote_code")
+
+
+def _run_tool(config: TierConfig, task: str, model: str, request: dict[str, Any]
+              ) -> dict[str, Any]:
+    """Run the local backend's tool in a scratch folder; outputs with their bytes."""
+    task_type = get_task_type(task)
+    tools = find_tools(task, model, [local.LOCAL_BACKEND])
+    if task_type is None or not tools:
+        raise ToolExecutionError(f"the expert tier does not run {task}")
+    shared = Path(config.shared_dir) if config.shared_dir else None
+    with tempfile.TemporaryDirectory(prefix="hugginggpt-tier-") as folder:
+        store = ArtifactStore(folder)
+        args = {**request.get("args", {}),
+                **decode_inputs(request.get("files", {}), Path(folder), shared)}
+        context = ToolContext(subtask_id=int(request.get("subtask", 0)), task=task,
+                              model=model, artifacts=store)
+        value = tools[0].fn(**tools[0].call_kwargs(args, model, context))
+        outputs = normalize_outputs(task_type, value, store)
+        confidence = context.confidence.model_dump(mode="json") if context.confidence else None
+        return {"outputs": encode_outputs(outputs, store), "confidence": confidence}
+
+
+def build_app(config: TierConfig, digest: str | None) -> Any:
+    """The Serve application for ``config``, its key checked against ``digest``."""
+
+    @serve.deployment(ray_actor_options={"num_cpus": config.num_cpus,
+                                         "num_gpus": config.num_gpus})
+    class Experts:
+        def __init__(self, config_doc: dict[str, Any]) -> None:
+            self.config = TierConfig.model_validate(config_doc)
+            self.settings = _settings(self.config)
+            local.set_max_loaded(self.config.max_models_per_replica)
+            self.replica = serve.get_replica_context().replica_id.unique_id
+            self.held: weakref.WeakValueDictionary[str, _Held] = weakref.WeakValueDictionary()
+
+        def _load(self, key: str) -> None:
+            task, model = split_key(key)
+            with run_settings(self.settings):
+                _refuse_remote_code(self.config, task, model)
+                local.load(task, model)
+
+        @serve.multiplexed(max_num_models_per_replica=config.max_models_per_replica)
+        async def get_model(self, key: str) -> _Held:
+            started = time.monotonic()
+            await asyncio.to_thread(self._load, key)
+            held = self.held[key] = _Held(key, round(time.monotonic() - started, 4))
+            return held
+
+        async def run(self, request: dict[str, Any]) -> dict[str, Any]:
+            key = serve.get_multiplexed_model_id()
+            started = time.monotonic()
+            try:
+                held = await self.get_model(key)
+                held.calls += 1
+                task, model = split_key(key)
+
+                def call() -> dict[str, Any]:
+                    with run_settings(self.settings):
+                        return _run_tool(self.config, task, model, request)
+
+                reply = await asyncio.to_thread(call)
+                reply |= {"load_s": held.load_s if held.calls == 1 else 0.0,
+                          "warm": held.calls > 1}
+            except HuggingGPTError as exc:
+                reply = error_document(exc)
+            except Exception as exc:  # a model's own failure: said, as the local backend says it
+                reply = error_document(ToolExecutionError(f"{type(exc).__name__}: {exc}"))
+            return reply | {"replica": self.replica, "loaded": sorted(self.held.keys()),
+                            "run_s": round(time.monotonic() - started, 4)}
+
+    @serve.deployment(ray_actor_options={"num_cpus": 0})
+    class Front:
+        def __init__(self, experts: DeploymentHandle, config_doc: dict[str, Any],
+                     digest: str | None) -> None:
+            self.experts, self.digest = experts, digest
+            self.config = TierConfig.model_validate(config_doc)
+            self.settings = _settings(self.config)
+            self.warm: dict[str, list[str]] = {}
+            """Replica -> the models it said it held after its last call."""
+
+        def _allowed(self, request: Request) -> bool:
+            if self.digest is None:
+                return True
+            given = key_digest(request.headers.get(KEY_HEADER, "")) or ""
+            return hmac.compare_digest(given, self.digest)
+
+        async def __call__(self, request: Request) -> JSONResponse:
+            if not self._allowed(request):
+                return JSONResponse(error_document(ToolExecutionError(
+                    "the expert tier refused the call: its key is missing or wrong")), 401)
+            path = request.url.path.rstrip("/")
+            if request.method == "POST" and path.endswith("/status"):
+                return JSONResponse(self._status(json.loads(await request.body())))
+            if request.method == "POST" and path.endswith("/run"):
+                return await self._run(await request.body())
+            return JSONResponse({"error": {"message": "POST /run or /status"}}, 404)
+
+        def _status(self, asked: dict[str, Any]) -> dict[str, Any]:
+            """For one task type's models: whether each can run here (and why not)."""
+            task, warm = str(asked.get("task")), set().union(*self.warm.values())
+            with run_settings(self.settings):
+                return {"models": {
+                    model: {"reason": local.unavailable_reason(model, task),
+                            "warm": model_key(task, model) in warm}
+                    for model in asked.get("models", [])[:500]},
+                    "replicas": self.warm}
+
+        async def _run(self, body: bytes) -> JSONResponse:
+            if len(body) > self.config.max_request_mb * 2**20:
+                return JSONResponse(error_document(ToolExecutionError(
+                    f"the request is over the tier's {self.config.max_request_mb:g} MB: "
+                    "large inputs go through its shared folder")), 413)
+            request = json.loads(body)
+            key = model_key(str(request["task"]), str(request["model"]))
+            try:
+                reply = await self.experts.run.options(multiplexed_model_id=key).remote(request)
+            except RayError as exc:  # the replica died or went away mid-call
+                return JSONResponse(error_document(TransientToolError(
+                    "a replica of the expert tier stopped during the call "
+                    f"({type(exc).__name__})")), 503)
+            self.warm[reply["replica"]] = reply.pop("loaded")
+            error = reply.get("error")
+            return JSONResponse(reply, 200 if error is None else
+                                503 if error["transient"] else 422)
+
+    doc = config.model_dump(mode="json")
+    experts = Experts.options(
+        **({"autoscaling_config": config.autoscaling.model_dump()} if config.autoscaling
+           else {"num_replicas": config.replicas})).bind(doc)
+    return Front.bind(experts, doc, digest)
+
+
+def deploy(config: TierConfig, key: str | None) -> None:
+    """Start Serve's HTTP proxy on the configured address and run the application
+    (Ray must be initialised: :func:`.loopback.start_local_ray`, or ``ray.init`` with a
+    cluster's address)."""
+    serve.start(http_options={"host": config.host, "port": config.port})
+    serve.run(build_app(config, key_digest(key)), name=APP_NAME, route_prefix="/",
+              blocking=False)
