@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench eval soak docs docs-build
+.PHONY: setup demo test test-ray lint bench eval soak docs docs-build
 
 # torch's CPU build by default, from PyTorch's CPU wheel index (the package index serves a
 # CUDA-linked build of several GB on Linux); TORCH_INDEX=https://download.pytorch.org/whl/cu126
@@ -39,6 +39,11 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(TEST_ARGS); status=$$?; \
 	if [ "$${HUGGINGGPT_TEST_POSTGRES_STARTED:-}" = 1 ]; then scripts/postgres.sh stop; fi; \
 	exit $$status
+
+# The expert tier's tests on a real local Ray (tests/test_ray_tier.py, marked ray): Ray
+# starts on the loopback address in about 30 s on 2 cores; the tests stop what they start.
+test-ray: $(STAMP)
+	$(BIN)/python -m pytest -m ray -p no:cacheprovider $(TEST_ARGS)
 
 # ruff (style, and only hugginggpt. imports), import-linter (imports only downwards; see
 # ARCHITECTURE.md), mypy

@@ -159,6 +159,8 @@ class Replica(BaseModel):
     (0 when a replica already held it: warm) and the call's own time on the replica."""
 
     replica: str
+    pid: int | None = None
+    """The replica's process id (on its node)."""
     load_s: float = 0.0
     warm: bool = False
     run_s: float = 0.0

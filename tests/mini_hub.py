@@ -77,6 +77,8 @@ class MiniHub:
         self.stall: dict[tuple[str, str], float] = {}
         """(repo, file) -> seconds the next download of it waits, its connection open,
         before its bytes come (a slow download, to stop its client mid-way)."""
+        self.stalled: list[tuple[str, int]] = []
+        """The client address (host, port) of each stalled download, as it starts."""
         """(repo, file) -> bytes to send before dropping the next download of it."""
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -229,6 +231,8 @@ class _Handler(BaseHTTPRequestHandler):
         with self.owner._lock:
             cut = self.owner.cut_after.pop((repo_id, filename), None)
             stall = self.owner.stall.pop((repo_id, filename), 0.0)
+            if stall:
+                self.owner.stalled.append(self.client_address[:2])
         time.sleep(stall)
         if cut is not None:  # a connection dropped mid-download
             with contextlib.suppress(OSError):

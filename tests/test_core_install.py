@@ -69,6 +69,15 @@ def test_the_core_install_has_no_torch_and_runs_with_an_llm(tmp_path, llm_server
     assert "pip install 'hugginggpt[lite]'" in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stderr, refused.stderr
 
+    # the expert tier is served with the ray extra; a worker's --backend ray needs none
+    tier = run(str(exe), "experts", "serve", "--local")
+    assert tier.returncode == 2, tier.stderr
+    assert "the expert tier needs the ray extra: pip install 'hugginggpt[ray]'" in tier.stderr
+    assert "Traceback" not in tier.stderr, tier.stderr
+    unset = run(str(exe), "run", f"Summarize: {TEXT}", "--backend", "ray",
+                "--workspace", str(tmp_path / "ws"))
+    assert "no expert tier is set (experts_url)" in unset.stdout + unset.stderr, unset.stderr
+
     # the offline planner (no LLM) on a request that only its example bank could plan:
     # the bank is searched by MiniLM, whose weights come with the local extra
     offline = run(str(exe), "run", "Find the picture most similar to a cat among these",

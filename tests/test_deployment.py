@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from hugginggpt.tools.extras import missing
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "langgraph.json"
 GPU_CONFIG = ROOT / "langgraph.gpu.json"
@@ -320,3 +322,79 @@ def test_the_gpu_overrides_name_the_services_they_extend():
     tag = re.search(r"-c langgraph\.gpu\.json -t (\S+)", readme)
     assert tag is not None and gpu["api"]["image"] == f"${{HUGGINGGPT_IMAGE:-{tag.group(1)}}}"
     assert "-c langgraph.gpu.json -d deploy/up.gpu.yaml" in readme
+
+
+def test_the_compose_file_runs_the_expert_tier_beside_the_replicas():
+    """A Ray head serving the tier and a GPU worker holding its replicas, from the tier's
+    own image; the api replicas send their experts there, with the key from ../.env."""
+    import yaml
+
+    from hugginggpt.tools.experts.ray.config import read_config
+
+    compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
+    services = compose["services"]
+    head, gpu, api = services["ray-head"], services["ray-gpu"], services["api"]
+    config = read_config(ROOT / "deploy" / "tier.toml")
+    assert api["environment"]["HUGGINGGPT_EXPERTS_URL"] == f"http://ray-head:{config.port}"
+    assert api["environment"]["HUGGINGGPT_BACKEND"].split(",")[0] == "ray"
+    assert str(config.port) in head["expose"]
+    [command] = head["command"]
+    assert "ray start --head" in command and "--include-dashboard=false" in command
+    assert "hugginggpt experts serve --address auto --config /config/tier.toml" in command
+    assert "./tier.toml:/config/tier.toml:ro" in head["volumes"]
+    assert "ray-head:6379" in gpu["command"][0] and gpu["depends_on"] == ["ray-head"]
+    [device] = _gpu_request(gpu)
+    assert device["capabilities"] == ["gpu"] and config.num_gpus > 0
+    # the tier listens beyond the loopback: its key comes from ../.env, as Ray's token
+    assert config.host == "0.0.0.0"
+    for service in (head, gpu):
+        assert service["env_file"] == ["../.env"]
+        assert service["environment"]["RAY_AUTH_MODE"] == "token"
+        assert service["environment"]["RAY_USAGE_STATS_ENABLED"] == "0"
+    # the shared folder for large inputs, and the Hugging Face cache, on every side
+    for service in (head, gpu, api):
+        mounts = dict(reversed(v.split(":")[:2]) for v in service["volumes"])
+        assert mounts.get(config.shared_dir) == "shared" and "shared" in compose["volumes"]
+        assert mounts.get("/data/huggingface") == "hf-cache"
+    # the images are the ones deploy/tier.Dockerfile's documented commands build
+    dockerfile = (ROOT / "deploy" / "tier.Dockerfile").read_text()
+    for service, tag in ((head, "hugginggpt-tier"), (gpu, "hugginggpt-tier-gpu")):
+        assert service["image"].endswith(f":-{tag}}}"), service["image"]
+        assert f"-t {tag} " in dockerfile
+    assert f"--build-arg TORCH_INDEX={CUDA_INDEX}" in dockerfile
+    torch_at = dockerfile.index('pip install --index-url "$TORCH_INDEX" torch==')
+    assert torch_at < dockerfile.index('pip install "/src/hugginggpt[local,ray]"')
+    pin = [d for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["local"] if d.startswith("torch==")]
+    assert pin == [dockerfile[torch_at:].split()[4]]
+
+
+def test_the_kuberay_rayservice_runs_the_tiers_application():
+    import yaml
+
+    from hugginggpt.tools.experts.ray.config import TierConfig
+
+    service = yaml.safe_load((ROOT / "deploy" / "kuberay" / "rayservice.yaml").read_text())
+    assert (service["apiVersion"], service["kind"]) == ("ray.io/v1", "RayService")
+    serve_config = yaml.safe_load(service["spec"]["serveConfigV2"])
+    [app] = serve_config["applications"]
+    module, _, name = app["import_path"].partition(":")
+    if not missing("ray"):  # the builder Serve imports is there (apart: Ray sets logging up)
+        found = subprocess.run([sys.executable, "-c", f"from {module} import {name}; "
+                                f"assert callable({name})"], capture_output=True, text=True,
+                               timeout=120)
+        assert found.returncode == 0, found.stderr[-2000:]
+    config = TierConfig.model_validate(app["args"])
+    assert serve_config["http_options"]["port"] == config.port
+    cluster = service["spec"]["rayClusterConfig"]
+    head = cluster["headGroupSpec"]
+    assert head["rayStartParams"]["include-dashboard"] == "false"
+    [worker_group] = cluster["workerGroupSpecs"]
+    [worker] = worker_group["template"]["spec"]["containers"]
+    assert worker["resources"]["limits"]["nvidia.com/gpu"] == "1" and config.num_gpus > 0
+    env = {e["name"]: e for e in worker["env"]}
+    assert env["HUGGINGGPT_EXPERTS_KEY"]["valueFrom"]["secretKeyRef"]["name"] == \
+        "hugginggpt-experts"
+    assert env["RAY_AUTH_MODE"]["value"] == "token"
+    assert env["RAY_USAGE_STATS_ENABLED"]["value"] == "0"
+    assert cluster["rayVersion"].split(".")[:2] == ["2", "60"]

@@ -86,10 +86,10 @@ def _serve(args: argparse.Namespace) -> int:
         tier.deploy(config, key)
         print(_serving(config, "deployed on the cluster"), flush=True)
         return EXIT_OK
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
     loopback.start_local_ray(cache_dir() / "ray-home")  # before Ray is imported
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):  # after Ray's own handlers: it aborts
+        signal.signal(signum, lambda *_: stop.set())
     try:
         from hugginggpt.tools.experts.ray import tier
 

@@ -57,6 +57,8 @@ class _ModelCache:
         self._room = threading.Condition(self._lock)
         self.peak = 0
         """The most models held at once (cached and being loaded) since the last clear."""
+        self.loads = 0
+        """Loads started in this process (the benchmarks count them)."""
 
     def get(self, key: tuple[str, str], loader: Callable[[], Any],
             limit: int | None = None, use: bool = False) -> _Entry:
@@ -77,6 +79,7 @@ class _ModelCache:
                     return entry
                 self._make_room(key, bound)
                 self._pending += 1
+                self.loads += 1
                 self.peak = max(self.peak, len(self._entries) + self._pending)
             try:
                 entry = _Entry(loader(), users=int(use))

@@ -37,6 +37,7 @@ __all__ = [
     "set_max_loaded",
     "loaded_models",
     "peak_loaded",
+    "load_count",
     "clear_loaded",
     "load",
     "device_and_dtype",
@@ -142,6 +143,11 @@ def loaded_models() -> list[tuple[str, str]]:
 def peak_loaded() -> int:
     """The most models held at once (cached or loading) since :func:`clear_loaded`."""
     return _CACHE.peak
+
+
+def load_count() -> int:
+    """The models loaded (or being loaded) in this process so far, reloads included."""
+    return _CACHE.loads
 
 
 def clear_loaded() -> None:

@@ -5,8 +5,8 @@ It offers the task types the local backend runs, for the catalog's models; wheth
 model can run, and whether a replica already holds it (warm: it ranks first among near
 equals), is the tier's word (:func:`.client.model_status`). Each result names the replica
 that ran it, the model's load time there (0 when it was warm) and the call's time. The
-graph worker needs only this package's ``ray`` extra; the tier needs the ``local`` extra
-too. :mod:`.client` makes the calls, :mod:`.wire` says what travels, :mod:`.config` reads
+graph worker needs nothing beyond the core (the calls are HTTP, through httpx: no Ray, no
+torch); the tier needs the ``ray`` and ``local`` extras. :mod:`.client` makes the calls, :mod:`.wire` says what travels, :mod:`.config` reads
 the tier's settings, :mod:`.loopback` starts a local Ray that stays on 127.0.0.1, and
 :mod:`.tier` is the Serve application (the only module that imports Ray).
 """
@@ -19,15 +19,14 @@ from typing import Any
 
 from hugginggpt.tools.experts.local.models import ADAPTERS
 from hugginggpt.tools.experts.ray.client import KEY_VARIABLE, RAY_BACKEND, call_tier, model_status
-from hugginggpt.tools.experts.registry import ToolContext, needs_extra, register_tool
+from hugginggpt.tools.experts.registry import ToolContext, register_tool
 
 __all__ = ["RAY_BACKEND", "KEY_VARIABLE", "is_warm", "unavailable_reason"]
 
 
 def unavailable_reason(task: str, model: str) -> str | None:
     """Why ``model`` cannot run ``task`` on the tier now (None: it can)."""
-    reason = model_status(task, model).get("reason")
-    return None if reason is None else f"on the expert tier: {reason}"
+    return model_status(task, model).get("reason")
 
 
 def is_warm(task: str, model: str) -> bool:
@@ -49,5 +48,3 @@ for _task, _adapter in ADAPTERS.items():
                   unavailable=functools.partial(unavailable_reason, _task),
                   warm=functools.partial(is_warm, _task),
                   deterministic=_adapter.deterministic)
-
-needs_extra(RAY_BACKEND, "ray")

@@ -83,7 +83,8 @@ async def call_tier(task: str, model: str, args: dict[str, Any], context: ToolCo
     if response.status_code != 200 or "error" in reply:
         raise_error(reply, f"the expert tier answered {response.status_code}")
     _forget_status()  # a model just loaded: the tier's warm models changed
-    context.extra["replica"] = {k: reply.get(k) for k in ("replica", "load_s", "warm", "run_s")}
+    context.extra["replica"] = {k: reply.get(k) for k in ("replica", "pid", "load_s", "warm",
+                                                      "run_s")}
     if reply.get("confidence"):
         from hugginggpt.tools.experts.confidence import Confidence
 
@@ -123,7 +124,9 @@ def model_status(task: str, model: str) -> dict[str, Any]:
     found = kept[1]
     if "reason" in found:  # the tier itself could not be asked
         return found
-    return found.get(model) or {"reason": "the expert tier does not say", "warm": False}
+    said = found.get(model) or {"reason": "it does not say", "warm": False}
+    reason = said.get("reason")
+    return {**said, "reason": reason and f"on the expert tier: {reason}"}
 
 
 def _ask_status(url: str, task: str) -> dict[str, Any]:

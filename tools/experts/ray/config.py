@@ -63,6 +63,8 @@ class TierConfig(BaseModel):
     shared_dir: str | None = None
     max_request_mb: float = Field(64.0, gt=0)
     """The largest request body the tier reads (inline inputs included)."""
+    graceful_shutdown_s: float = Field(10.0, ge=0)
+    """How long a stopping replica lets its calls in flight finish."""
 
 
 def read_config(path: Path | None) -> TierConfig:

@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import hmac
 import json
+import os
 import tempfile
 import time
 import weakref
@@ -38,10 +39,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from hugginggpt.tools.artifacts import ArtifactStore
+from hugginggpt.tools.env import env
 from hugginggpt.tools.errors import HuggingGPTError, ToolExecutionError, TransientToolError
 from hugginggpt.tools.experts import local
 from hugginggpt.tools.experts.local.hub_cache import card_for
 from hugginggpt.tools.experts.outputs import normalize_outputs
+from hugginggpt.tools.experts.ray.client import KEY_VARIABLE
 from hugginggpt.tools.experts.ray.config import APP_NAME, TierConfig
 from hugginggpt.tools.experts.ray.wire import (
     KEY_HEADER,
@@ -54,7 +57,7 @@ from hugginggpt.tools.experts.ray.wire import (
 from hugginggpt.tools.experts.registry import ToolContext, find_tools, run_settings
 from hugginggpt.tools.experts.tasks import get_task_type
 
-__all__ = ["build_app", "key_digest", "deploy"]
+__all__ = ["build_app", "app_builder", "key_digest", "deploy"]
 
 
 def key_digest(key: str | None) -> str | None:
@@ -112,7 +115,8 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
     """The Serve application for ``config``, its key checked against ``digest``."""
 
     @serve.deployment(ray_actor_options={"num_cpus": config.num_cpus,
-                                         "num_gpus": config.num_gpus})
+                                         "num_gpus": config.num_gpus},
+                      graceful_shutdown_timeout_s=config.graceful_shutdown_s)
     class Experts:
         def __init__(self, config_doc: dict[str, Any]) -> None:
             self.config = TierConfig.model_validate(config_doc)
@@ -153,10 +157,12 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
                 reply = error_document(exc)
             except Exception as exc:  # a model's own failure: said, as the local backend says it
                 reply = error_document(ToolExecutionError(f"{type(exc).__name__}: {exc}"))
-            return reply | {"replica": self.replica, "loaded": sorted(self.held.keys()),
+            return reply | {"replica": self.replica, "pid": os.getpid(),
+                            "loaded": sorted(self.held.keys()),
                             "run_s": round(time.monotonic() - started, 4)}
 
-    @serve.deployment(ray_actor_options={"num_cpus": 0})
+    @serve.deployment(ray_actor_options={"num_cpus": 0},
+                      graceful_shutdown_timeout_s=config.graceful_shutdown_s)
     class Front:
         def __init__(self, experts: DeploymentHandle, config_doc: dict[str, Any],
                      digest: str | None) -> None:
@@ -216,6 +222,14 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
         **({"autoscaling_config": config.autoscaling.model_dump()} if config.autoscaling
            else {"num_replicas": config.replicas})).bind(doc)
     return Front.bind(experts, doc, digest)
+
+
+def app_builder(args: dict[str, Any]) -> Any:
+    """The application as Serve's config files name it (``import_path:
+    hugginggpt.tools.experts.ray.tier:app_builder``, its ``args`` the ``[tier]`` table's
+    keys): how KubeRay's ``RayService`` runs the tier. The key comes from the replicas'
+    environment, ``HUGGINGGPT_EXPERTS_KEY``."""
+    return build_app(TierConfig.model_validate(args), key_digest(env(KEY_VARIABLE)))
 
 
 def deploy(config: TierConfig, key: str | None) -> None:

@@ -1,0 +1,320 @@
+"""The expert tier on a real local Ray: ``hugginggpt experts serve --local`` in a process
+of its own (2 replicas, multiplexed), tiny models published on the mini-hub and
+downloaded by the replicas, and ``hugginggpt run --backend ray`` in processes of their
+own, as a user runs them.
+
+What it shows: a run names the replica and the model's load time; the second run of the
+same model loads nothing (warm); an image goes in as bytes or through the shared folder
+and the output image comes back as the run's own artifact; a wrong key is refused; a
+replica killed mid-call is retried on the other; the tier stopped mid-run gives a clean
+fallback (and, with no other backend, a failure saying why); every Ray process stays on
+the loopback address (sampled all along); and nothing is left running.
+
+Slow (Ray starts in about 25 s on 2 cores): marked ``ray``; ``make test-ray`` runs them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hugginggpt.tools.extras import missing
+
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.timeout(900),
+    pytest.mark.skipif(bool(missing("ray") or missing("local")),
+                       reason="the tier needs the ray and local extras"),
+]
+
+KEY = "tier-test-key"
+WARM, KILLED, STOPPED, DEPTH = ("tiny-org/sentiment-warm", "tiny-org/sentiment-killed",
+                                "tiny-org/sentiment-stopped", "tiny-org/depth")
+SENTIMENT = [{"id": 0, "task": "text-classification", "dep": [], "args": {"text": "a good movie"}}]
+WEIGHTS = "model.safetensors"
+
+
+@dataclass
+class Tier:
+    """The tier's process, what the workers need, and what its processes did."""
+
+    process: subprocess.Popen[str]
+    url: str
+    env: dict[str, str]
+    root: Path
+    hub: Any
+    seen: dict[int, Any] = field(default_factory=dict)
+    """Every process of the tier's tree ever sampled: pid -> psutil.Process."""
+    connections: list[tuple[str, str, str, str]] = field(default_factory=list)
+    """(process name, status, local address, remote address) of each inet socket seen."""
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def tree(self) -> list[Any]:
+        import psutil
+
+        with contextlib.suppress(psutil.NoSuchProcess):
+            return [psutil.Process(self.process.pid),
+                    *psutil.Process(self.process.pid).children(recursive=True)]
+        return []
+
+    def sample(self) -> None:
+        """Record the tree's processes and sockets, until told to stop."""
+        import psutil
+
+        while not self.stop.wait(0.3):
+            for process in self.tree():
+                self.seen.setdefault(process.pid, process)
+                with contextlib.suppress(psutil.Error):
+                    for c in process.net_connections(kind="inet"):
+                        self.connections.append((process.name(), c.status, c.laddr.ip,
+                                                 c.raddr.ip if c.raddr else ""))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+    from tests import tiny_models
+    from tests.mini_hub import MiniHub
+
+    root = tmp_path_factory.mktemp("tier")
+    clf = tiny_models.build("text-classification", root / "built")
+    depth = tiny_models.build("depth-estimation", root / "built")
+    hub = MiniHub().start()
+    cards = []
+    for repo, folder, task in [(WARM, clf, "text-classification"),
+                               (KILLED, clf, "text-classification"),
+                               (STOPPED, clf, "text-classification"),
+                               (DEPTH, depth, "depth-estimation")]:
+        hub.add_model(repo, folder, info={"library_name": "transformers", "pipeline_tag": task})
+        cards.append({"id": repo, "task": task, "downloads": 10, "license": "mit",
+                      "library_name": "transformers", "expected_latency_s": 0.1})
+    catalog = root / "catalog.json"
+    catalog.write_text(json.dumps({"version": 1, "models": cards}))
+    port, shared = _free_port(), root / "shared"
+    config = root / "tier.toml"
+    config.write_text(f'[tier]\nport = {port}\nreplicas = 2\nmax_models_per_replica = 2\n'
+                      f'num_cpus = 0.5\ndownload = "yes"\ncatalog = "{catalog}"\n'
+                      f'shared_dir = "{shared}"\ngraceful_shutdown_s = 1\n')
+    env = {**os.environ, "HF_HOME": str(root / "hf-home"), "HF_ENDPOINT": hub.url,
+           "HF_HUB_DISABLE_TELEMETRY": "1", "HUGGINGGPT_CATALOG": str(catalog),
+           "HUGGINGGPT_CACHE_DIR": str(root / "cache"), "HUGGINGGPT_EXPERTS_KEY": KEY,
+           "HUGGINGGPT_EXPERTS_URL": f"http://127.0.0.1:{port}", "HUGGINGGPT_CACHE": "0",
+           "HUGGINGGPT_RETRY_BACKOFF": "0.5", "HUGGINGGPT_SUBTASK_RETRIES": "3"}
+    env.pop("HF_HUB_OFFLINE", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "hugginggpt", "experts", "serve", "--local", "--config",
+         str(config)], env=env, stdout=subprocess.PIPE, text=True,
+        stderr=(root / "tier.err").open("w"))
+    served = Tier(process, f"http://127.0.0.1:{port}", env, root, hub)
+    sampler = threading.Thread(target=served.sample, daemon=True)
+    sampler.start()
+    try:
+        started = time.monotonic()
+        line = process.stdout.readline() if process.stdout else ""
+        assert "expert tier on" in line, (root / "tier.err").read_text()[-3000:]
+        print(f"\nthe tier started in {time.monotonic() - started:.1f} s")
+        yield served
+    finally:
+        served.stop.set()
+        sampler.join(5)
+        if process.poll() is None:  # a test failed before stopping it: stop it now
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                for leftover in [*served.tree(), *served.seen.values()]:
+                    with contextlib.suppress(Exception):
+                        leftover.kill()
+        hub.stop()
+
+
+def _run(tier: Tier, plan: list[dict[str, Any]], *flags: str, background: bool = False,
+         **env: str) -> Any:
+    plan_file = tier.root / f"plan-{time.monotonic_ns()}.json"
+    plan_file.write_text(json.dumps(plan))
+    command = [sys.executable, "-m", "hugginggpt", "run", "Run the plan", "--plan",
+               str(plan_file), "--json", "--workspace", str(tier.root / "ws"), *flags]
+    if background:
+        return subprocess.Popen(command, env={**tier.env, **env}, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    done = subprocess.run(command, env={**tier.env, **env}, capture_output=True, text=True,
+                          timeout=300)
+    return _document(done.stdout, done.stderr)
+
+
+def _document(stdout: str, stderr: str) -> dict[str, Any]:
+    assert stdout.strip(), stderr[-3000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+    return json.loads(stdout)
+
+
+def _only(tier: Tier, model: str) -> dict[str, str]:
+    """A catalog with only ``model`` for its task, so selection has one choice."""
+    catalog = json.loads(Path(tier.env["HUGGINGGPT_CATALOG"]).read_text())
+    mine = tier.root / f"catalog-{model.rsplit('/', 1)[-1]}.json"
+    mine.write_text(json.dumps({**catalog, "models": [
+        c for c in catalog["models"] if c["id"] == model or c["task"] != "text-classification"]}))
+    return {"HUGGINGGPT_CATALOG": str(mine)}
+
+
+def test_a_run_names_the_replica_and_the_second_run_loads_nothing(tier):
+    first = _run(tier, SENTIMENT, "--backend", "ray", **_only(tier, WARM))
+    result = first["results"]["0"]
+    assert (result["status"], result["backend"], result["model"]) == ("done", "ray", WARM)
+    assert result["outputs"]["labels"][0]["label"] in ("POSITIVE", "NEGATIVE")
+    replica = result["replica"]
+    assert replica["replica"] and replica["warm"] is False and replica["load_s"] > 0
+
+    second = _run(tier, SENTIMENT, "--backend", "ray", **_only(tier, WARM))["results"]["0"]
+    assert second["status"] == "done"
+    assert second["replica"] == {**second["replica"], "replica": replica["replica"],
+                                 "warm": True, "load_s": 0.0}
+    assert second["latency_s"] < result["latency_s"]
+
+
+@pytest.mark.parametrize("through", ["inline", "shared"])
+def test_an_image_goes_to_the_tier_and_its_output_comes_back_as_an_artifact(tier, through):
+    from PIL import Image
+
+    image = tier.root / f"room-{through}.png"
+    Image.new("RGB", (64, 64), (120, 80, 40)).save(image)
+    shared = tier.root / "shared"
+    before = set(shared.glob("*.png")) if shared.is_dir() else set()
+    env = ({"HUGGINGGPT_EXPERTS_SHARED_DIR": str(shared), "HUGGINGGPT_EXPERTS_INLINE_MAX_MB": "0"}
+           if through == "shared" else {})
+    plan = [{"id": 0, "task": "depth-estimation", "dep": [], "args": {"image": image.name}}]
+    doc = _run(tier, plan, "--file", str(image), "--backend", "ray", **env)
+    result = doc["results"]["0"]
+    assert (result["status"], result["backend"]) == ("done", "ray"), result
+    ref = result["outputs"]["image"]
+    made = tier.root / "ws" / ref["path"]
+    assert made.is_file() and made.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    copied = (set(shared.glob("*.png")) if shared.is_dir() else set()) - before
+    assert len(copied) == (1 if through == "shared" else 0)
+
+
+def test_a_wrong_key_is_refused(tier):
+    doc = _run(tier, SENTIMENT, "--backend", "ray", HUGGINGGPT_EXPERTS_KEY="not-the-key")
+    result = doc["results"]["0"]
+    assert result["status"] == "failed"
+    assert "the expert tier refused the call: its key is missing or wrong" in \
+        result["failure"]["reason"]
+
+
+def _replicas(tier: Tier) -> list[Any]:
+    import psutil
+
+    found = []
+    for process in tier.tree():
+        with contextlib.suppress(psutil.Error):
+            if "ServeReplica" in process.name() + " ".join(process.cmdline()) and \
+                    "Front" not in " ".join(process.cmdline()) + process.name():
+                found.append(process)
+    return found
+
+
+def _downloading(tier: Tier, timeout_s: float = 60) -> Any:
+    """The process of the tier whose download the mini-hub is stalling (found by the
+    client port of the stalled request: a replica that downloaded earlier may still
+    hold an idle connection to the hub)."""
+    import psutil
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if tier.hub.stalled:
+            port = tier.hub.stalled[-1][1]
+            for process in tier.tree():
+                with contextlib.suppress(psutil.Error):
+                    if any(c.laddr.port == port for c in process.net_connections(kind="inet")):
+                        return process
+        time.sleep(0.05)
+    raise AssertionError("no process of the tier started the stalled download")
+
+
+def test_a_replica_killed_mid_call_is_retried_on_the_other(tier):
+    tier.hub.stall[(KILLED, WEIGHTS)] = 8.0
+    running = _run(tier, SENTIMENT, "--backend", "ray", background=True,
+                   **_only(tier, KILLED))
+    victim = _downloading(tier)
+    assert "ServeReplica" in victim.name()
+    victim.kill()
+    out, err = running.communicate(timeout=300)
+    result = _document(out, err)["results"]["0"]
+    assert (result["status"], result["backend"], result["model"]) == ("done", "ray", KILLED)
+    failed, *_, last = result["attempt_log"]
+    assert failed["ok"] is False and failed["error_type"] == "TransientToolError"
+    assert "stopped during the call" in failed["error"]
+    assert last["ok"] and last["replica"]["warm"] is False
+    assert last["replica"]["pid"] != victim.pid
+
+
+def test_stopping_the_tier_mid_run_falls_back_then_fails_with_the_reason(tier):
+    tier.hub.stall[(STOPPED, WEIGHTS)] = 8.0
+    running = _run(tier, SENTIMENT, "--backend", "ray,local", "--download", "yes",
+                   background=True, **_only(tier, STOPPED))
+    _downloading(tier)
+    tier.process.send_signal(signal.SIGTERM)
+    out, err = running.communicate(timeout=300)
+    result = _document(out, err)["results"]["0"]
+    assert (result["status"], result["backend"]) == ("done", "local"), result
+    on_tier = [a for a in result["attempt_log"] if a["backend"] == "ray"]
+    assert on_tier and not any(a["ok"] for a in on_tier)
+    assert "the expert tier" in on_tier[-1]["error"]
+
+    assert tier.process.wait(60) == 0, (tier.root / "tier.err").read_text()[-3000:]
+    doc = _run(tier, SENTIMENT, "--backend", "ray")
+    assert doc["status"] == "failed"
+    assert f"the expert tier at {tier.url} is not answering" in \
+        doc["results"]["0"]["failure"]["reason"]
+
+
+def test_nothing_is_left_running_and_ray_stayed_on_the_loopback(tier):
+    import psutil
+
+    if tier.process.poll() is None:
+        pytest.fail("the tier is still running: the test that stops it did not")
+    time.sleep(1)
+    left = []
+    for process in tier.seen.values():
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                left.append(f"{process.pid} {process.name()}")
+    assert not left, f"left running: {left}"
+
+    assert len(tier.seen) > 5 and tier.connections, "the sampler saw Ray's processes"
+    connected = {(name, remote) for name, _, _, remote in tier.connections if remote}
+    assert connected and all(_loopback(remote) for _, remote in connected), \
+        f"Ray processes connected off the loopback: {sorted(connected)}"
+    # what listens: the loopback only, but for one socket Ray Serve 2.60 binds itself on
+    # every interface, "[::]:0", in each replica (its inter-deployment gRPC server; no
+    # setting moves it): docs/guides/experts-tier.md says so
+    listening = {(name, local) for name, status, local, _ in tier.connections
+                 if status == "LISTEN" and not _loopback(local)}
+    assert {local for _, local in listening} <= {"::"} and all(
+        name.startswith("ray::ServeReplica:hugginggpt-experts:") for name, _ in listening), \
+        f"Ray processes listening off the loopback: {sorted(listening)}"
+
+
+def _loopback(address: str) -> bool:
+    ip = ipaddress.ip_address(address)
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return (mapped or ip).is_loopback
