@@ -78,12 +78,9 @@ def _serve(args: argparse.Namespace) -> int:
     from hugginggpt.tools.experts.ray import loopback
 
     if args.address:
-        import ray
-
         from hugginggpt.tools.experts.ray import tier
 
-        ray.init(address=args.address, log_to_driver=False)
-        tier.deploy(config, key)
+        tier.deploy(config, key, address=args.address)
         print(_serving(config, "deployed on the cluster"), flush=True)
         return EXIT_OK
     loopback.start_local_ray(cache_dir() / "ray-home")  # before Ray is imported

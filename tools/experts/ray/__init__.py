@@ -6,8 +6,10 @@ model can run, and whether a replica already holds it (warm: it ranks first amon
 equals), is the tier's word (:func:`.client.model_status`). Each result names the replica
 that ran it, the model's load time there (0 when it was warm) and the call's time. The
 graph worker needs nothing beyond the core (the calls are HTTP, through httpx: no Ray, no
-torch); the tier needs the ``ray`` and ``local`` extras. :mod:`.client` makes the calls, :mod:`.wire` says what travels, :mod:`.config` reads
-the tier's settings, :mod:`.loopback` starts a local Ray that stays on 127.0.0.1, and
+torch); the tier needs the ``ray`` and ``local`` extras.
+
+:mod:`.client` makes the calls, :mod:`.wire` says what travels, :mod:`.config` reads the
+tier's settings, :mod:`.loopback` starts a local Ray that stays on 127.0.0.1, and
 :mod:`.tier` is the Serve application (the only module that imports Ray).
 """
 

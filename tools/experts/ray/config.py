@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -40,9 +40,9 @@ class Autoscaling(BaseModel):
     """Ray Serve's autoscaling, by requests in flight per replica."""
 
     model_config = ConfigDict(extra="forbid")
-    min_replicas: int = Field(1, ge=0)
-    max_replicas: int = Field(2, ge=1)
-    target_ongoing_requests: float = Field(2.0, gt=0)
+    min_replicas: Annotated[int, Field(ge=0)] = 1
+    max_replicas: Annotated[int, Field(ge=1)] = 2
+    target_ongoing_requests: Annotated[float, Field(gt=0)] = 2.0
 
 
 class TierConfig(BaseModel):
@@ -50,20 +50,20 @@ class TierConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     host: str = "127.0.0.1"
-    port: int = Field(8000, ge=1, le=65535)
-    replicas: int = Field(1, ge=1)
-    max_models_per_replica: int = Field(2, ge=1)
-    num_cpus: float = Field(0.5, ge=0)
-    num_gpus: float = Field(0.0, ge=0)
+    port: Annotated[int, Field(ge=1, le=65535)] = 8000
+    replicas: Annotated[int, Field(ge=1)] = 1
+    max_models_per_replica: Annotated[int, Field(ge=1)] = 2
+    num_cpus: Annotated[float, Field(ge=0)] = 0.5
+    num_gpus: Annotated[float, Field(ge=0)] = 0.0
     autoscaling: Autoscaling | None = None
     download: Literal["yes", "no"] = "no"
     remote_code: list[str] = []
     catalog: str | None = None
-    inline_max_mb: float = Field(1.0, ge=0)
+    inline_max_mb: Annotated[float, Field(ge=0)] = 1.0
     shared_dir: str | None = None
-    max_request_mb: float = Field(64.0, gt=0)
+    max_request_mb: Annotated[float, Field(gt=0)] = 64.0
     """The largest request body the tier reads (inline inputs included)."""
-    graceful_shutdown_s: float = Field(10.0, ge=0)
+    graceful_shutdown_s: Annotated[float, Field(ge=0)] = 10.0
     """How long a stopping replica lets its calls in flight finish."""
 
 

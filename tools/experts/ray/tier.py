@@ -30,10 +30,12 @@ import tempfile
 import time
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import ray
 from ray import serve
 from ray.exceptions import RayError
+from ray.serve import Deployment
 from ray.serve.handle import DeploymentHandle
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -114,9 +116,6 @@ def _run_tool(config: TierConfig, task: str, model: str, request: dict[str, Any]
 def build_app(config: TierConfig, digest: str | None) -> Any:
     """The Serve application for ``config``, its key checked against ``digest``."""
 
-    @serve.deployment(ray_actor_options={"num_cpus": config.num_cpus,
-                                         "num_gpus": config.num_gpus},
-                      graceful_shutdown_timeout_s=config.graceful_shutdown_s)
     class Experts:
         def __init__(self, config_doc: dict[str, Any]) -> None:
             self.config = TierConfig.model_validate(config_doc)
@@ -161,8 +160,6 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
                             "loaded": sorted(self.held.keys()),
                             "run_s": round(time.monotonic() - started, 4)}
 
-    @serve.deployment(ray_actor_options={"num_cpus": 0},
-                      graceful_shutdown_timeout_s=config.graceful_shutdown_s)
     class Front:
         def __init__(self, experts: DeploymentHandle, config_doc: dict[str, Any],
                      digest: str | None) -> None:
@@ -218,10 +215,20 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
                                 503 if error["transient"] else 422)
 
     doc = config.model_dump(mode="json")
-    experts = Experts.options(
-        **({"autoscaling_config": config.autoscaling.model_dump()} if config.autoscaling
-           else {"num_replicas": config.replicas})).bind(doc)
-    return Front.bind(experts, doc, digest)
+    replicas: dict[str, Any] = ({"autoscaling_config": config.autoscaling.model_dump()}
+                                if config.autoscaling else {"num_replicas": config.replicas})
+    experts = _deployment(Experts).options(
+        ray_actor_options={"num_cpus": config.num_cpus, "num_gpus": config.num_gpus},
+        graceful_shutdown_timeout_s=config.graceful_shutdown_s, **replicas)
+    front = _deployment(Front).options(
+        ray_actor_options={"num_cpus": 0},
+        graceful_shutdown_timeout_s=config.graceful_shutdown_s)
+    return front.bind(experts.bind(doc), doc, digest)
+
+
+def _deployment(cls: type) -> Deployment:
+    """``serve.deployment`` of a class (its type hints say a decorator is returned)."""
+    return cast(Deployment, serve.deployment(cls))
 
 
 def app_builder(args: dict[str, Any]) -> Any:
@@ -232,10 +239,12 @@ def app_builder(args: dict[str, Any]) -> Any:
     return build_app(TierConfig.model_validate(args), key_digest(env(KEY_VARIABLE)))
 
 
-def deploy(config: TierConfig, key: str | None) -> None:
-    """Start Serve's HTTP proxy on the configured address and run the application
-    (Ray must be initialised: :func:`.loopback.start_local_ray`, or ``ray.init`` with a
-    cluster's address)."""
+def deploy(config: TierConfig, key: str | None, address: str | None = None) -> None:
+    """Start Serve's HTTP proxy on the configured address and run the application, on
+    the Ray cluster at ``address`` (None: the Ray this process started,
+    :func:`.loopback.start_local_ray`)."""
+    if address is not None:
+        ray.init(address=address, log_to_driver=False)
     serve.start(http_options={"host": config.host, "port": config.port})
     serve.run(build_app(config, key_digest(key)), name=APP_NAME, route_prefix="/",
               blocking=False)

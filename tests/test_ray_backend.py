@@ -1,0 +1,185 @@
+"""The ``ray`` backend's parts that need no Ray (fast; the tier itself on a real Ray is
+``tests/test_ray_tier.py``): a warm model ranks first among equals; files travel inline
+or through the shared folder, and a shared name cannot lead out of it; the tier's
+settings file is checked; the client against a stub of the tier on real HTTP (its
+errors become retryable or not, its outputs the run's own artifacts, its word on models
+feeds selection)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hugginggpt.nodes.ranking import WARM, rank_candidates
+from hugginggpt.tools.artifacts import ArtifactStore
+from hugginggpt.tools.errors import ArgumentError, ToolExecutionError, TransientToolError
+from hugginggpt.tools.experts import ray as ray_backend
+from hugginggpt.tools.experts.catalog import load_catalog
+from hugginggpt.tools.experts.ray import client
+from hugginggpt.tools.experts.ray.config import read_config
+from hugginggpt.tools.experts.ray.wire import decode_inputs, encode_inputs
+from hugginggpt.tools.experts.registry import ToolContext, register_tool, run_settings
+from hugginggpt.tools.experts.tasks import get_task_type
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==")
+
+
+def _catalog(tmp_path: Path, *models: str) -> str:
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps({"version": 1, "models": [
+        {"id": m, "task": "summarization", "downloads": 1000, "likes": 10} for m in models]}))
+    return str(path)
+
+
+def test_a_warm_model_ranks_first_among_equals(tmp_path, test_tools):
+    catalog = load_catalog(_catalog(tmp_path, "a/cold", "b/warm"))
+
+    def summarize(text: str, model: str) -> str:
+        return text
+
+    test_tools.append(register_tool(summarize, "summarization", backend="tier-test",
+                                    warm=lambda model: model == "b/warm"))
+    ranked = rank_candidates("summarization", catalog, "tier-test")
+    assert [c.model for c in ranked] == ["b/warm", "a/cold"]
+    assert ranked[0].parts["warm"] == WARM and "warm" not in ranked[1].parts
+
+
+def test_files_go_inline_when_small_and_through_the_shared_folder_when_large(tmp_path):
+    task_type = get_task_type("image-classification")
+    image = tmp_path / "cat.png"
+    image.write_bytes(PNG)
+    shared, tier_side = tmp_path / "shared", tmp_path / "tier"
+    tier_side.mkdir()
+    plain, files = encode_inputs(task_type, {"image": image}, inline_max_bytes=1 << 20,
+                                 shared_dir=shared)
+    assert plain == {} and base64.b64decode(files["image"]["data"]) == PNG
+    assert not shared.exists()
+    _, by_name = encode_inputs(task_type, {"image": image}, inline_max_bytes=10,
+                               shared_dir=shared)
+    [copy] = shared.iterdir()
+    assert by_name["image"] == {"shared": copy.name} and copy.read_bytes() == PNG
+    for sent in (files, by_name):
+        assert decode_inputs(sent, tier_side, shared)["image"].read_bytes() == PNG
+    outside = tmp_path / "secret.png"
+    outside.write_bytes(PNG)
+    with pytest.raises(ArgumentError, match="names no file of the shared folder"):
+        decode_inputs({"image": {"shared": "../secret.png"}}, tier_side, shared)
+    with pytest.raises(ArgumentError, match="the tier has no shared folder"):
+        decode_inputs(by_name, tier_side, None)
+
+
+def test_the_tiers_settings_are_checked(tmp_path):
+    assert read_config(None).host == "127.0.0.1"
+    good = tmp_path / "tier.toml"
+    good.write_text('[tier]\nreplicas = 2\nnum_gpus = 0.25\n[tier.autoscaling]\nmax_replicas = 4\n')
+    config = read_config(good)
+    assert (config.replicas, config.num_gpus, config.autoscaling.max_replicas) == (2, 0.25, 4)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[tier]\nreplicas = 0\ncolour = "red"\n')
+    with pytest.raises(ValueError) as refused:
+        read_config(bad)
+    assert "replicas: Input should be greater than or equal to 1" in str(refused.value)
+    assert "colour: Extra inputs are not permitted" in str(refused.value)
+
+
+class _StubTier(BaseHTTPRequestHandler):
+    """The tier's HTTP front as the client sees it: replies scripted per path."""
+
+    replies: dict[str, tuple[int, dict[str, Any]]] = {}
+    seen: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.seen.append({"path": self.path, "key": self.headers.get("x-hugginggpt-experts-key"),
+                          "body": body})
+        status, reply = self.replies[self.path]
+        data = json.dumps(reply).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def stub() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _StubTier)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _StubTier.seen.clear()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    client._forget_status()
+
+
+def _call(url: str, tmp_path: Path, task: str = "depth-estimation", **args: Any) -> Any:
+    import asyncio
+
+    context = ToolContext(subtask_id=3, task=task, model="m/depth",
+                          artifacts=ArtifactStore(tmp_path / "ws"))
+    with run_settings({"ray": {"url": url}}):
+        outputs = asyncio.run(client.call_tier(task, "m/depth", args, context))
+    return outputs, context
+
+
+def test_the_outputs_become_the_runs_artifacts_and_the_replica_is_recorded(
+        stub, tmp_path, monkeypatch):
+    monkeypatch.setenv("HUGGINGGPT_EXPERTS_KEY", "k1")
+    _StubTier.replies = {"/run": (200, {
+        "outputs": {"image": {"artifact": {}, "kind": "image", "suffix": ".png",
+                              "data": base64.b64encode(PNG).decode()}},
+        "replica": "abc", "pid": 7, "load_s": 1.5, "warm": False, "run_s": 1.6})}
+    image = tmp_path / "room.png"
+    image.write_bytes(PNG)
+    outputs, context = _call(stub, tmp_path, image=image)
+    [sent] = _StubTier.seen
+    assert sent["key"] == "k1" and sent["body"]["task"] == "depth-estimation"
+    assert base64.b64decode(sent["body"]["files"]["image"]["data"]) == PNG
+    ref = outputs["image"]
+    assert ref["kind"] == "image" and context.artifacts.resolve(ref).read_bytes() == PNG
+    assert context.extra["replica"] == {"replica": "abc", "pid": 7, "load_s": 1.5,
+                                        "warm": False, "run_s": 1.6}
+
+
+@pytest.mark.parametrize(("status", "transient", "raised"), [
+    (503, True, TransientToolError), (422, False, ToolExecutionError),
+    (401, False, ToolExecutionError)])
+def test_the_tiers_errors_keep_whether_a_retry_may_pass(stub, tmp_path, status, transient,
+                                                       raised):
+    _StubTier.replies = {"/run": (status, {"error": {
+        "type": "X", "message": f"said with {status}", "transient": transient, "fix": None}})}
+    with pytest.raises(raised, match=f"said with {status}") as caught:
+        _call(stub, tmp_path, task="summarization", text="hello")
+    assert isinstance(caught.value, TransientToolError) == transient
+
+
+def test_a_tier_that_does_not_answer_is_a_retryable_error_saying_where(tmp_path):
+    url = "http://127.0.0.1:9"  # discard: nothing listens
+    with pytest.raises(TransientToolError, match=f"the expert tier at {url} is not answering"):
+        _call(url, tmp_path, task="summarization", text="hello")
+
+
+def test_the_tiers_word_on_models_feeds_selection(stub, tmp_path):
+    catalog = _catalog(tmp_path, "a/cached", "b/missing")
+    _StubTier.replies = {"/status": (200, {"models": {
+        "a/cached": {"reason": None, "warm": True},
+        "b/missing": {"reason": "not cached (90 MB to download)", "warm": False}}})}
+    with run_settings({"ray": {"url": stub, "catalog": catalog}}):
+        assert ray_backend.unavailable_reason("summarization", "a/cached") is None
+        assert ray_backend.is_warm("summarization", "a/cached")
+        assert ray_backend.unavailable_reason("summarization", "b/missing") == \
+            "on the expert tier: not cached (90 MB to download)"
+        ranked = rank_candidates("summarization", load_catalog(catalog), "ray")
+    assert [(c.model, c.parts.get("warm")) for c in ranked] == [("a/cached", WARM)]
+    [asked] = _StubTier.seen  # one request for the task's models, then kept
+    assert asked["body"] == {"task": "summarization", "models": ["a/cached", "b/missing"]}
