@@ -44,6 +44,7 @@ pytestmark = [
 KEY = "tier-test-key"
 WARM, KILLED, STOPPED, DEPTH = ("tiny-org/sentiment-warm", "tiny-org/sentiment-killed",
                                 "tiny-org/sentiment-stopped", "tiny-org/depth")
+REMOTE = "tiny-org/remote-code"
 SENTIMENT = [{"id": 0, "task": "text-classification", "dep": [], "args": {"text": "a good movie"}}]
 WEIGHTS = "model.safetensors"
 
@@ -103,10 +104,12 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
     for repo, folder, task in [(WARM, clf, "text-classification"),
                                (KILLED, clf, "text-classification"),
                                (STOPPED, clf, "text-classification"),
+                               (REMOTE, clf, "text-classification"),
                                (DEPTH, depth, "depth-estimation")]:
         hub.add_model(repo, folder, info={"library_name": "transformers", "pipeline_tag": task})
         cards.append({"id": repo, "task": task, "downloads": 10, "license": "mit",
-                      "library_name": "transformers", "expected_latency_s": 0.1})
+                      "library_name": "transformers", "expected_latency_s": 0.1,
+                      "trust_remote_code": repo == REMOTE})
     catalog = root / "catalog.json"
     catalog.write_text(json.dumps({"version": 1, "models": cards}))
     port, shared = _free_port(), root / "shared"
@@ -220,16 +223,13 @@ def test_a_wrong_key_is_refused(tier):
         result["failure"]["reason"]
 
 
-def _replicas(tier: Tier) -> list[Any]:
-    import psutil
-
-    found = []
-    for process in tier.tree():
-        with contextlib.suppress(psutil.Error):
-            if "ServeReplica" in process.name() + " ".join(process.cmdline()) and \
-                    "Front" not in " ".join(process.cmdline()) + process.name():
-                found.append(process)
-    return found
+def test_a_model_that_runs_its_own_code_is_refused_unless_the_tier_names_it(tier):
+    doc = _run(tier, SENTIMENT, "--backend", "ray", **_only(tier, REMOTE))
+    result = doc["results"]["0"]
+    assert result["status"] == "failed" and result["attempts"] == 1  # not retried
+    assert f"{REMOTE} runs code shipped with it (trust_remote_code): the expert tier runs " \
+        "it only when its settings name it in remote_code" in result["failure"]["reason"]
+    assert not tier.hub.downloads(REMOTE)
 
 
 def _downloading(tier: Tier, timeout_s: float = 60) -> Any:

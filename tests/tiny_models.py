@@ -101,6 +101,18 @@ def text_classification(out: Path) -> Path:
     return _save(out, model, _word_tokenizer("bert"))
 
 
+def small_text_classification(out: Path) -> Path:
+    """A classifier of all-MiniLM-L6's shape (6 layers of 384; about 11M parameters with
+    this vocabulary, 43 MB): loading it costs what loading a small real model does, for
+    the benchmarks that weigh model loads."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    config = BertConfig(vocab_size=len(WORDS) + 10, max_position_embeddings=128,
+                        hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
+                        intermediate_size=1536, **_labels(TEXT_LABELS))
+    return _save(out, BertForSequenceClassification(config), _word_tokenizer("bert"))
+
+
 def zero_shot_classification(out: Path) -> Path:
     from transformers import BertForSequenceClassification
 
@@ -302,6 +314,7 @@ def visual_question_answering(out: Path) -> Path:
 
 BUILDERS: dict[str, Callable[[Path], Path]] = {
     "text-classification": text_classification,
+    "text-classification-small": small_text_classification,
     "zero-shot-classification": zero_shot_classification,
     "token-classification": token_classification,
     "question-answering": question_answering,

@@ -143,6 +143,7 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
             try:
                 held = await self.get_model(key)
                 held.calls += 1
+                loaded_here = held.calls == 1  # the call that waited for the load
                 task, model = split_key(key)
 
                 def call() -> dict[str, Any]:
@@ -150,8 +151,8 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
                         return _run_tool(self.config, task, model, request)
 
                 reply = await asyncio.to_thread(call)
-                reply |= {"load_s": held.load_s if held.calls == 1 else 0.0,
-                          "warm": held.calls > 1}
+                reply |= {"load_s": held.load_s if loaded_here else 0.0,
+                          "warm": not loaded_here}
             except HuggingGPTError as exc:
                 reply = error_document(exc)
             except Exception as exc:  # a model's own failure: said, as the local backend says it
