@@ -183,3 +183,18 @@ def test_the_tiers_word_on_models_feeds_selection(stub, tmp_path):
     assert [(c.model, c.parts.get("warm")) for c in ranked] == [("a/cached", WARM)]
     [asked] = _StubTier.seen  # one request for the task's models, then kept
     assert asked["body"] == {"task": "summarization", "models": ["a/cached", "b/missing"]}
+
+
+def test_the_tier_will_not_listen_beyond_the_loopback_without_a_key(tmp_path, monkeypatch,
+                                                                    capsys):
+    from hugginggpt.cli import main
+
+    monkeypatch.delenv("HUGGINGGPT_EXPERTS_KEY", raising=False)
+    config = tmp_path / "tier.toml"
+    config.write_text('[tier]\nhost = "0.0.0.0"\n')
+    assert main(["experts", "serve", "--local", "--config", str(config)]) == 2
+    assert "the tier would listen on 0.0.0.0 with no key: set HUGGINGGPT_EXPERTS_KEY" in \
+        capsys.readouterr().err
+    config.write_text('[tier]\nreplicas = "many"\n')
+    assert main(["experts", "serve", "--local", "--config", str(config)]) == 2
+    assert "replicas: Input should be a valid integer" in capsys.readouterr().err
