@@ -1,6 +1,6 @@
 """What runs where: per task type, the backends that can run it, the model ``auto``
-chooses and whether it runs offline, generated from the code (the documentation's ``docs/reference/what-runs-where.md``
-shows it).
+chooses and whether it runs offline, generated from the code (the documentation's
+``docs/reference/what-runs-where.md`` shows it).
 
 Nothing is listed by hand: the four set-ups of ``benchmarks/coverage.py`` are measured,
 and a fifth, offline with the catalog's models in the cache (each a fresh process,

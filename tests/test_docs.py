@@ -166,7 +166,8 @@ def cli_flags(parser: argparse.ArgumentParser) -> dict[str, set[str]]:
 def _paragraphs(text: str) -> Iterator[tuple[int, str, bool]]:
     """(first line, text, in a code block) of each paragraph; a code block's line is one,
     with the lines its trailing backslash continues."""
-    fenced, start, lines = False, 0, []  # type: ignore[var-annotated]
+    fenced, start = False, 0
+    lines: list[str] = []
     for number, line in enumerate([*text.splitlines(), ""], 1):
         if line.lstrip().startswith("```"):
             if lines:
