@@ -35,3 +35,16 @@ def test_no_other_file_names_a_task_type():
     outside = {f for files in task_names.namers().values() for f in files
                if not f.startswith((*task_names.BACKENDS, task_names.DECLARATIONS))}
     assert outside <= STILL_NAMING
+
+
+def test_the_architecture_page_says_for_how_many_the_target_holds():
+    """docs/architecture.md ("Each task type in few files", which the README links) says
+    what ``python scripts/task_names.py`` counts."""
+    import re
+
+    found = task_names.namers()
+    held = sum(not task_names.misses(files) for files in found.values())
+    page = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
+    section = page[page.index("## Each task type in few files"):]
+    said = re.search(r"holds for (\d+) of (\d+) task types", " ".join(section.split()))
+    assert said and (int(said.group(1)), int(said.group(2))) == (held, len(found)), said
