@@ -40,3 +40,16 @@ def test_a_name_meaning_something_else_is_excused_only_where_listed():
     found = task_names.namers()
     assert "tools/llm/local_chat.py" not in found["text-generation"]
     assert "text-generation" in Path(task_names.ROOT, "tools/llm/local_chat.py").read_text()
+
+
+def test_the_architecture_page_says_for_how_many_the_target_holds():
+    """docs/architecture.md ("Each task type in few files", which the README links) says
+    what ``python scripts/task_names.py`` counts."""
+    import re
+
+    found = task_names.namers()
+    held = sum(not task_names.misses(files) for files in found.values())
+    page = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
+    section = page[page.index("## Each task type in few files"):]
+    said = re.search(r"holds for (\d+) of (\d+) task types", " ".join(section.split()))
+    assert said and (int(said.group(1)), int(said.group(2))) == (held, len(found)), said
