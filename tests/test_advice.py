@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from hugginggpt.cli import _parser
-from hugginggpt.graph.callers import flag_of, setting_of_flag
+from hugginggpt.graph.callers import FLAG_NAMES, flag_of
 from hugginggpt.graph.context import Context
 from hugginggpt.nodes.responding.advice import said, setting_named
 from hugginggpt.tools.errors import Control, Fix, setting
@@ -26,16 +26,15 @@ def _run_options() -> list[str]:
 
 
 def test_a_settings_flag_is_the_parsers_own():
-    """The flag named for a setting is an option of ``hugginggpt run``, and back."""
-    options = _run_options()
-    mapped = {o: setting_of_flag(o) for o in options}
-    assert mapped["--subtask-timeout"] == "subtask_timeout_s"
-    assert mapped["--download"] == "download" and mapped["--max-run-time"] == "max_run_s"
-    for option, name in mapped.items():
-        if name is not None:
-            assert flag_of(name) == option
-    assert {"backend", "download", "max_loaded_models", "allow_private_urls"} <= \
-        set(mapped.values())
+    """The flag said for a setting is an option of ``hugginggpt run``: those the fixes
+    name, and each whose name is not its setting's."""
+    options = set(_run_options())
+    named = {s: flag_of(s) for s in Context.model_fields if flag_of(s) in options}
+    assert named["subtask_timeout_s"] == "--subtask-timeout"
+    assert named["download"] == "--download" and named["max_run_s"] == "--max-run-time"
+    assert {"backend", "download", "max_loaded_models", "allow_private_urls", "llm",
+            "llm_base_url", "planner_llm", "plan", "max_subtasks"} <= set(named)
+    assert all(flag_of(name) in options for name in FLAG_NAMES)
 
 
 FLAG_NAMED_IN = {"graph/callers.py", "nodes/responding/advice.py", "tools/errors.py"}
