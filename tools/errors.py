@@ -265,6 +265,9 @@ class LLMCredentialsError(LLMCallError):
         super().__init__(f"{self.description}: " + "; ".join(map(str, self.missing)),
                          fix=joined(self.missing))
 
+    def __reduce__(self) -> tuple[type[LLMCredentialsError], tuple[str, list[Fix]]]:
+        return type(self), (self.role, self.missing)  # pickled as it was made
+
     @property
     def description(self) -> str:
         return f"the {self.role} LLM cannot be called"
