@@ -22,7 +22,7 @@ examples). Configure one of:
   - Hugging Face:      --llm hf:meta-llama/Llama-3.1-8B-Instruct with HF_TOKEN set,
                        or --llm hf:https://your-endpoint.endpoints.huggingface.cloud
   - several endpoints, routed by capability and load: --llm-config llms.toml
-                       (see the README, "Several LLMs")
+                       (docs/guides/llms.md, "Several LLMs")
 Or check a plan without any LLM: hugginggpt run "..." --dry-run --plan PLAN.json"""
 """What a command that needs an LLM says when none is configured (a run's stages say it
 the caller's way: :data:`~hugginggpt.tools.errors.NO_LLM`)."""
