@@ -16,7 +16,7 @@ from hugginggpt.tools.env import env
 from hugginggpt.tools.errors import SettingProblem, SettingsError
 
 __all__ = ["ServedContext", "CALLER_SETTINGS", "caller_settings", "pinned_by_deployment",
-           "deployment_only", "FLAG_NAMES", "flag_of", "setting_of_flag"]
+           "deployment_only", "FLAG_NAMES", "flag_of"]
 
 CALLER_SETTINGS = frozenset({
     "planner", "few_shot", "backend", "plan", "approval", "stream_execution", "max_subtasks",
@@ -90,10 +90,3 @@ is ``max_subtasks``)."""
 def flag_of(setting: str) -> str:
     """The ``hugginggpt run`` flag of a setting."""
     return FLAG_NAMES.get(setting, "--" + setting.replace("_", "-"))
-
-
-def setting_of_flag(flag: str) -> str | None:
-    """The setting a ``hugginggpt run`` flag sets, or None when it sets none."""
-    named = {f: s for s, f in FLAG_NAMES.items()}
-    setting = named.get(flag, flag.removeprefix("--").replace("-", "_"))
-    return setting if setting in Context.model_fields else None

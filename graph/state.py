@@ -147,7 +147,8 @@ class Selection(BaseModel):
     reason: str
     candidates: list[Candidate] = Field(default_factory=list)
     fix: Fix | None = None
-    """What to do when no model was chosen (another backend, a model to download)."""
+    """What to do when no model was chosen (another backend, a model to download), or
+    when a better one is a download away (with downloads off)."""
     asked: str | None = None
     """For a classification task type (sentiment, language, emotion, ...), the kind of
     answer the request's words ask for; None when they do not say (the answer then says

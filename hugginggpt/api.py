@@ -40,10 +40,11 @@ from hugginggpt.graph.builder import build_graph
 from hugginggpt.graph.checkpoint import aopen_checkpointer
 from hugginggpt.graph.context import Context
 from hugginggpt.graph.state import FINISHED, Approval, Selection, Subtask, SubtaskResult
+from hugginggpt.nodes.responding.advice import told
 from hugginggpt.tools.artifacts import is_artifact_ref
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.kinds import is_url
-from hugginggpt.tools.llm.config import routing_config
+from hugginggpt.tools.llm.config import ConfigError, routing_config
 from hugginggpt.tools.llm.providers import saved_object
 from hugginggpt.tools.llm.records import LLMCall, usage_totals
 from hugginggpt.tools.redact import redact
@@ -181,7 +182,10 @@ def make_context(context: Context | None = None, **settings: Any) -> Context:
     base = context if context is not None else Context()
     context = base.replace(**settings)
     context = context.replace(workspace=str(Path(context.workspace).resolve()))
-    routing_config(context)  # raises ConfigError, naming the problem
+    try:
+        routing_config(context)
+    except ConfigError as exc:  # naming the problem, and its fix as the caller sets it
+        raise ConfigError(told(exc, context.caller), fix=exc.fix) from None
     return context
 
 

@@ -14,7 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hugginggpt.graph.context import Context
-from hugginggpt.tools.errors import HuggingGPTError, LimitExceededError, TransientToolError
+from hugginggpt.nodes.responding.advice import said
+from hugginggpt.tools.errors import (
+    Control,
+    Fix,
+    HuggingGPTError,
+    LimitExceededError,
+    TransientToolError,
+    setting,
+)
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, ModelCard, load_catalog
 from hugginggpt.tools.experts.local.download import (
     DownloadError,
@@ -59,6 +67,13 @@ def missing_llm_weights(context: Context) -> list[str]:
     return missing
 
 
+def _get_it(repo: str, size: str, agree: str, context: Context) -> str:
+    """How to get a local LLM's weights, said for the run's caller."""
+    return said(Fix(say=f"download it with {{}}{size}, or run with {{}}",
+                    controls=[Control(kind="models", name="download", value=repo),
+                              setting("download", agree)]), context.caller)
+
+
 def fetch_llm_weights(context: Context, ask: Ask | None = None,
                       progress: Progress | None = None) -> list[str]:
     """Download the run's missing local LLMs as its ``download`` setting allows;
@@ -76,12 +91,10 @@ def fetch_llm_weights(context: Context, ask: Ask | None = None,
     for repo in missing_llm_weights(context):
         card = _card(repo, context)
         size = f" ({card.size_mb:g} MB)" if card and card.size_mb else ""
-        get = f"hugginggpt models download {repo}{size}"
         mode = context.download or "no"
         if mode == "no":
-            raise LLMWeightsError(
-                f"the LLM transformers:{repo} is not in the local cache and downloads "
-                f"are off: download it with {get}, or run with --download yes|ask")
+            raise LLMWeightsError(f"the LLM transformers:{repo} is not in the local cache and "
+                                  f"downloads are off: {_get_it(repo, size, 'yes|ask', context)}")
         try:
             plan = plan_download(repo, card)
         except (DownloadError, TransientToolError) as exc:
@@ -91,11 +104,11 @@ def fetch_llm_weights(context: Context, ask: Ask | None = None,
             if ask is None:
                 raise LLMWeightsError(
                     f"the LLM transformers:{repo} is not in the local cache and nobody is "
-                    f"here to agree to its download: {plan.describe()}; download it with "
-                    f"{get}, or run with download yes")
+                    f"here to agree to its download: {plan.describe()}; "
+                    f"{_get_it(repo, size, 'yes', context)}")
             if not ask(plan.describe()):
                 raise LLMWeightsError(f"the download of the LLM transformers:{repo} was "
-                                      f"refused (get it later with: {get})")
+                                      f"refused: {_get_it(repo, size, 'yes', context)}")
         try:
             download(plan, budget, progress)
         except (DownloadError, TransientToolError, LimitExceededError) as exc:

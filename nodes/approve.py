@@ -35,7 +35,7 @@ from hugginggpt.graph.context import Context, context_of
 from hugginggpt.graph.state import Approval, Failure, Selection, State
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_object, validate_plan
 from hugginggpt.nodes.selection import READ_ONLY, risk_of
-from hugginggpt.tools.errors import TransientToolError
+from hugginggpt.tools.errors import Control, Fix, TransientToolError, joined
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
 from hugginggpt.tools.experts.local.download import DownloadError, DownloadPlan, plan_download
 from hugginggpt.tools.experts.local.hub_cache import card_for, is_cached, is_hub_id
@@ -111,25 +111,27 @@ def _to_ask(state: State, context: Context) -> dict[str, str]:
     return found
 
 
-def _without(selections: dict[int, Selection], drop: dict[str, str]) -> dict[int, Selection]:
+def _without(selections: dict[int, Selection], drop: dict[str, str],
+             fixes: dict[str, Fix] | None = None) -> dict[int, Selection]:
     """The selections whose local candidates in ``drop`` (model -> why) are removed: the
     next candidate takes the place of a dropped choice; none left, the subtask has no
-    model, and the reason says why and how to get it."""
+    model, the reason says why and the fix how to get it (``fixes``: model -> how)."""
     changed: dict[int, Selection] = {}
     for subtask_id, chosen in selections.items():
         kept = [c for c in chosen.candidates
                 if not (c.backend == LOCAL_BACKEND and c.model in drop)]
         if len(kept) == len(chosen.candidates):
             continue
-        why = "; ".join(dict.fromkeys(
-            drop[c.model] for c in chosen.candidates
-            if c.backend == LOCAL_BACKEND and c.model in drop))
+        dropped = [c.model for c in chosen.candidates
+                   if c.backend == LOCAL_BACKEND and c.model in drop]
+        why = "; ".join(dict.fromkeys(drop[model] for model in dropped))
         top = kept[0] if kept else None
         reason = (f"{why}; next candidate {top.model} ({top.backend})" if top else
                   f"{why}; no other model can run {chosen.task}")
         changed[subtask_id] = chosen.model_copy(update={
             "candidates": kept, "model": top.model if top else None,
-            "backend": top.backend if top else None, "reason": reason})
+            "backend": top.backend if top else None, "reason": reason,
+            "fix": chosen.fix if top else joined((fixes or {}).get(m) for m in dropped)})
     return changed
 
 
@@ -192,14 +194,16 @@ def _ask_downloads(state: State, context: Context, asks: dict[str, str]) -> Comm
             break
         problems = [f"unknown answer {answer!r}: approve, reject or downloads"]
     fields = answer if isinstance(answer, dict) else {}
-    refused = {m: f"the download of {plans[m].model} ({plans[m].size_mb:.2f} MB) was "
-                  f"refused (get it later with: hugginggpt models download {m})"
+    refused = {m: f"the download of {plans[m].model} ({plans[m].size_mb:.2f} MB) was refused"
                for m, yes in consent.items() if not yes}
+    later = {m: Fix(say="get it later with {}",
+                    controls=[Control(kind="models", name="download", value=m)])
+             for m in refused}
     detail = "; ".join(f"{'yes' if yes else 'no'}: {plans[m].describe()}"
                        for m, yes in consent.items())
     return Command(goto="approve", update={
         "downloads": {**state.downloads, **consent}, "status": "running",
-        "selections": _without(state.selections, {**failed, **refused}),
+        "selections": _without(state.selections, {**failed, **refused}, later),
         "approvals": [_record("download", "approve" if any(consent.values()) else "reject",
                               fields, detail)]})
 

@@ -5,17 +5,15 @@ tolerant parser; the DAG is then checked in code. An invalid plan goes back to t
 with the problems (the ``plan`` edge loops), at most ``max_plan_retries`` times.
 
 With ``stream_execution`` (and ``approval`` ``never`` or ``risky``) each subtask is handed
-over as soon as its JSON is complete and valid, while the reply streams
-(:class:`~hugginggpt.nodes.planning.incremental.HandingOver`), to the execute stage's
-streamed execution, which the graph's builder gives this node: the stage neither selects
-nor runs anything. It waits for what was handed over and leaves what was done in
-``streamed`` for the next stages, and for a repair, which keeps what finished.
+over, once its JSON is complete and valid, to the execute stage's streamed execution
+(:class:`~hugginggpt.nodes.planning.incremental.HandingOver`; the builder gives it this
+node): the stage neither selects nor runs anything. It waits for what was handed over and
+leaves what was done in ``streamed`` for the next stages and a repair.
 
 With ``planner = "auto"`` (the default) a planner LLM that cannot be called (no key or
-token, unreachable, failing after its retries) is not the end of the run: the offline
-planner plans instead, and ``why_offline`` says why (``planner_fallback`` in a sentence),
-for the answer, the trace and ``--json``. ``planner = "llm"`` aborts, and so does a plan
-that stays invalid: ``why_aborted`` is a :class:`~hugginggpt.graph.state.Failure`.
+token, unreachable, failing after its retries) hands over to the offline planner, and
+``why_offline`` says why (``planner_fallback``: in a sentence). ``planner = "llm"`` aborts,
+as does a plan that stays invalid (``why_aborted``: a ``Failure``).
 """
 
 from __future__ import annotations
@@ -40,6 +38,7 @@ from hugginggpt.nodes.planning.offline import CannotPlanOffline, offline_plan
 from hugginggpt.nodes.planning.runnable import asks_an_image, runnable_instead
 from hugginggpt.nodes.planning.validation import (
     PlanParseError,
+    limit_fix,
     parse_plan_text,
     plan_object,
     validate_plan,
@@ -60,6 +59,7 @@ from hugginggpt.tools.errors import (
     LLMCredentialsError,
     LLMNotConfiguredError,
     NotInstalledError,
+    joined,
     setting,
 )
 from hugginggpt.tools.experts.availability import runnable
@@ -68,7 +68,7 @@ from hugginggpt.tools.experts.tasks import task_types
 from hugginggpt.tools.llm.breaker import LLMNotAnsweringError
 from hugginggpt.tools.llm.client import StreamListener, complete
 from hugginggpt.tools.llm.config import NOT_CONFIGURED, ConfigError, has_llm, routing_config
-from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
+from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors, llm_error_fix
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replay import ReplayedFailureError
 from hugginggpt.tools.llm.replies import reply_text
@@ -246,9 +246,9 @@ def _plan(state: State, context: Context, calls: list[LLMCall],
         return update | _plan_llm(state, context, calls, attempt)
     subtasks, problems = validate_plan(items, max_subtasks=context.max_subtasks)
     if problems:
-        return update | _abort(Failure(
-            reason="the plan file is invalid:\n" + "\n".join(f"- {p}" for p in problems),
-            error_type="PlanParseError"), planner=planner, plan_errors=problems)
+        why = Failure(reason="the plan file is invalid:\n" + "\n".join(f"- {p}" for p in problems),
+                      error_type="PlanParseError", fix=limit_fix(items, context.max_subtasks))
+        return update | _abort(why, planner=planner, plan_errors=problems)
     return update | {"plan": subtasks, "plan_errors": [], "plan_reply": reply[:4000],
                      "planner": planner}
 
@@ -274,9 +274,9 @@ def _plan_llm(state: State, context: Context, calls: list[LLMCall], attempt: int
         if context.planner == "auto" and not isinstance(exc, LLMBudgetError):
             why = _fallback(exc, calls)  # a spent budget is the user's limit: no fallback
             if calls:  # the trace tells it, and a replay tells it the same
-                calls[-1] = calls[-1].model_copy(update={"outcome": why.reason})
+                calls[-1] = calls[-1].model_copy(update={"outcome": why.reason, "fix": why.fix})
             return _plan_offline(state, context, fallback=why)
-        return _abort(Failure(reason=describe_llm_error(exc, "planner"),
+        return _abort(Failure(reason=describe_llm_error(exc, "planner"), fix=llm_error_fix(exc),
                               error_type=type(exc).__name__), planner=planner)
     except PlanParseError as exc:
         planner = f"llm: {calls[-1].llm}" if calls else planner
@@ -284,13 +284,12 @@ def _plan_llm(state: State, context: Context, calls: list[LLMCall], attempt: int
 
     subtasks, problems = validate_plan(items, max_subtasks=context.max_subtasks)
     if problems:
-        return _rejected(state, context, attempt, problems, reply, planner)
+        return _rejected(state, context, attempt, problems, reply, planner, items)
     items, moved = _runnable_items(items, context) if on_stream is None else (items, [])
     if moved:  # (streamed subtasks have started as planned)
         subtasks, _ = validate_plan(items, max_subtasks=context.max_subtasks)
         planner += f" ({'; '.join(moved)})"
-    return {"plan": subtasks, "plan_errors": [], "plan_reply": reply[:4000],
-            "planner": planner}
+    return {"plan": subtasks, "plan_errors": [], "plan_reply": reply[:4000], "planner": planner}
 
 
 def uses_llm_planner(context: Context) -> bool:
@@ -305,15 +304,13 @@ def _fallback(exc: BaseException, calls: list[LLMCall]) -> Failure:
     recorded run said it)."""
     kind = type(exc).__name__
     if isinstance(exc, ReplayedFailureError) and exc.description:
-        return Failure(reason=exc.description, error_type=kind)
+        return Failure(reason=exc.description, error_type=kind, fix=exc.fix)
     if isinstance(exc, LLMCredentialsError):
-        return Failure(reason="No credentials for the planner LLM: " + "; ".join(exc.missing),
-                       error_type=kind)
+        return Failure(reason="No credentials for the planner LLM", error_type=kind, fix=exc.fix)
     where = f" {calls[-1].llm}" if calls else ""
     if isinstance(exc, LLMNotAnsweringError):  # timed out or refused: say which, and why
-        down = exc.down
-        return Failure(reason=f"The planner LLM {down.llm} {clip(down.what(), 300)} "
-                              f"({down.advice()})", error_type=kind)
+        return Failure(reason=f"The planner LLM {exc.down.llm} {clip(exc.down.said(), 400)}",
+                       error_type=kind, fix=exc.down.fix)
     reached = isinstance(exc, (TimeoutError, ConnectionError)) or any(
         word in type(exc).__name__ for word in ("Connect", "Timeout"))
     said = redact(" ".join(str(exc).split())).rstrip(".")  # an endpoint may echo a key
@@ -335,11 +332,14 @@ def _plan_offline(state: State, context: Context,
         found = offline_plan(state.request, state.files, bank,
                              max_subtasks=context.max_subtasks)
     except (OSError, CannotPlanOffline, NotInstalledError) as exc:
+        fix = getattr(exc, "fix", None)
         if fallback:
             return _abort(fallback.model_copy(update={
                 "reason": f"{fallback.reason}, and the offline planner could not plan the "
-                          f"request either: {exc}."}), planner=label, **told)
-        return _abort(_failure(exc, suffix=f". {NOT_CONFIGURED}", fix=NO_LLM), planner=label)
+                          f"request either: {exc}.", "fix": joined([fallback.fix, fix])}),
+                planner=label, **told)
+        return _abort(_failure(exc, suffix=f". {NOT_CONFIGURED}", fix=joined([NO_LLM, fix])),
+                      planner=label)
     items, moved = _runnable_items(found.items, context)
     subtasks, _ = validate_plan(items, max_subtasks=context.max_subtasks)
     how = found.describe().replace("offline", label, 1)
@@ -366,16 +366,16 @@ def _runnable_items(items: list[dict[str, Any]], context: Context
     return moved, notes
 
 
-def _rejected(
-    state: State, context: Context, attempt: int, problems: list[str], reply: str, planner: str
-) -> dict[str, Any]:
+def _rejected(state: State, context: Context, attempt: int, problems: list[str], reply: str,
+              planner: str, items: list[Any] | None = None) -> dict[str, Any]:
     update = {"plan": [], "plan_errors": problems, "plan_reply": reply[:4000], "planner": planner}
     if attempt > context.max_plan_retries:
         reason = (f"the planner gave no valid plan in {attempt} attempts. Last problems:\n"
                   + "\n".join(f"- {p}" for p in problems))
-        return update | _abort(Failure(reason=reason, error_type="PlanParseError", fix=Fix(
-            say="try rephrasing the request, a stronger {}, or a plan file ({})",
-            controls=[setting("planner_llm"), setting("plan")])),
+        return update | _abort(Failure(reason=reason, error_type="PlanParseError", fix=joined([
+            limit_fix(items or [], context.max_subtasks),
+            Fix(say="try rephrasing the request, a stronger {}, or a plan file ({})",
+                controls=[setting("planner_llm"), setting("plan")])])),
             planner=planner, plan_errors=problems)
     return update
 

@@ -13,14 +13,13 @@ from dataclasses import replace
 
 from hugginggpt.nodes.intent import intent_part
 from hugginggpt.nodes.ranking import Query, rank_candidates
-from hugginggpt.tools.errors import Fix
+from hugginggpt.tools.errors import Control, Fix, joined, setting, verbatim
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.lite.languages import described, reads
 from hugginggpt.tools.experts.llm import LLM_BACKEND, unavailable_reason
 from hugginggpt.tools.experts.local.hub_cache import is_cached, is_hub_id
 from hugginggpt.tools.experts.registry import registered_tools
 from hugginggpt.tools.languages import name_of
-from hugginggpt.tools.llm.config import CONFIGURE_IN_BRIEF
 
 __all__ = ["unreadable", "reading_fix", "fits"]
 
@@ -43,7 +42,7 @@ def fits(query: Query, card: ModelCard) -> bool:
             and reads(card.source_languages or card.languages, query.text_languages))
 
 
-def reading_fix(task: str, catalog: Catalog, query: Query) -> str | None:
+def reading_fix(task: str, catalog: Catalog, query: Query) -> Fix | None:
     """The catalog's most downloaded model for ``task`` that reads the text (and writes
     the target language, and answers what was asked), with its size and how to get it;
     None when the catalog has none."""
@@ -52,12 +51,14 @@ def reading_fix(task: str, catalog: Catalog, query: Query) -> str | None:
         if not (is_hub_id(card.id) and _writes(card, likeliest) and fits(query, card)
                 and intent_part(card, query.intent) is not None):
             continue
+        reads_it = verbatim(f"local: {card.id} reads it")
         size = f", {card.size_mb:g} MB" if card.size_mb else ""
         if is_cached(card.id, card.revision):
-            return (f"local: {card.id} reads it and is downloaded{size}; run with "
-                    "--backend auto or local")
-        return (f"local: {card.id} reads it{size} (hugginggpt models download {card.id}; "
-                "or run with --download ask|yes)")
+            return Fix(say=f"{reads_it} and is downloaded{size}; run with {{}}",
+                       controls=[setting("backend", "auto|local")])
+        return Fix(say=f"{reads_it}{size} ({{}}; or run with {{}})",
+                   controls=[Control(kind="models", name="download", value=card.id),
+                             setting("download", "ask|yes")])
     return None
 
 
@@ -79,14 +80,14 @@ def unreadable(task: str, catalog: Catalog, backend: str, query: Query
     found = reading_fix(task, catalog, query)
     if found is None:
         reason += "; no model in the catalog reads it"
-    advice = "; ".join(a for a in (found, _llm_reads(task)) if a)
-    return reason, Fix(say=advice.replace("{", "{{").replace("}", "}}")) if advice else None
+    return reason, joined([found, _llm_reads(task)])
 
 
-def _llm_reads(task: str) -> str:
+def _llm_reads(task: str) -> Fix | None:
     """The LLM expert, where it does ``task`` and no LLM is configured: it reads most
     languages, and it is how a text no catalog model reads gets done."""
     if unavailable_reason() is None or not any(
             t.backend == LLM_BACKEND and t.task == task for t in registered_tools()):
-        return ""
-    return f"an LLM reads most languages: {CONFIGURE_IN_BRIEF}, and it does this step"
+        return None
+    return Fix(say="an LLM reads most languages: {}, and it does this step",
+               controls=[Control(kind="llm")])

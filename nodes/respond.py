@@ -26,19 +26,14 @@ from hugginggpt.graph.state import ChatTurn, Failure, State, SubtaskResult, outc
 from hugginggpt.nodes.conversation import reply_messages
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM, RESPONDER_USER
-from hugginggpt.nodes.responding.advice import (
-    configure_llm,
-    for_caller,
-    reason_and_fix,
-    said,
-)
+from hugginggpt.nodes.responding.advice import configure_llm, reason_and_fix, said
 from hugginggpt.nodes.responding.answer import NO_RESPONDER, small_talk, template_answer
 from hugginggpt.tools.artifacts import is_artifact_ref, where_shown
 from hugginggpt.tools.errors import LLMNotConfiguredError
 from hugginggpt.tools.experts.registry import find_tools
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import ConfigError, routing_config
-from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
+from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors, llm_error_fix
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import reply_text
 from hugginggpt.tools.llm.transcripts import keep
@@ -96,7 +91,9 @@ def results_digest(state: State, workspace: str | None = None,
         args = {name: clip(value, _MAX_ARG) for name, value in st.args.items()}
         lines.append(f"Subtask {st.id}: {st.task} args={json.dumps(args)} dep={st.dep}")
         if selection and selection.model:
-            lines.append(f"  model: {selection.model} on {selection.backend} ({selection.reason})")
+            fix = f"; {said(selection.fix, caller)}" if selection.fix else ""
+            lines.append(f"  model: {selection.model} on {selection.backend} "
+                         f"({selection.reason}{fix})")
         if result is None:
             reason = selection.reason if selection else "not run"
             lines.append(f"  status: not run ({reason})")
@@ -136,7 +133,7 @@ def template_response(state: State, why: str | None = None,
         notes, why = [f"{state.planner_fallback}, and this answer without an LLM."], ""
     if not state.plan:
         if not why:
-            text = small_talk(state.request)
+            text = small_talk(state.request, caller)
         else:
             text = f"I could not answer this without the responder LLM. ({why})"
         return "\n\n".join([text, *(f"({note})" for note in notes)])
@@ -229,9 +226,10 @@ def respond(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             text = template_response(state, None, context)
         except llm_call_errors() as exc:
             responder = "template (responder LLM failed)"
-            failure = describe_llm_error(exc, "responder")  # variable names keep their case
-            text = template_response(state, _capital(clip(failure, _MAX_WHY)), context)
-    text = for_caller(text, context.caller)
+            failure = Failure(reason=clip(describe_llm_error(exc, "responder"), _MAX_WHY),
+                              fix=llm_error_fix(exc))  # variable names keep their case
+            text = template_response(state, _capital(reason_and_fix(failure, context.caller)),
+                                     context)
     return {
         "response": text,
         "responder": responder,

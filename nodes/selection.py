@@ -19,13 +19,14 @@ from langchain_core.runnables.config import ContextThreadPoolExecutor
 from pydantic import BaseModel, Field, ValidationError
 
 from hugginggpt.graph.context import Context
-from hugginggpt.graph.state import Candidate, Selection, State, Subtask
+from hugginggpt.graph.state import Candidate, Failure, Selection, State, Subtask
 from hugginggpt.nodes.demand import tier_needed
 from hugginggpt.nodes.intent import Intent, card_kind, read_intent
 from hugginggpt.nodes.prompts import SELECTOR_SYSTEM, SELECTOR_USER
 from hugginggpt.nodes.ranking import Query, RankedCandidate, rank_candidates
 from hugginggpt.nodes.reading import fits, unreadable
-from hugginggpt.tools.errors import Fix, LLMNotConfiguredError, setting
+from hugginggpt.nodes.responding.advice import reason_and_fix
+from hugginggpt.tools.errors import Fix, LLMNotConfiguredError, joined, setting
 from hugginggpt.tools.experts.availability import (
     download_hint,
     explain_unavailable,
@@ -38,7 +39,7 @@ from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.kinds import generated_refs, kind_of_literal
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import describe_llm, has_llm
-from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
+from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors, llm_error_fix
 from hugginggpt.tools.llm.records import LLMCall, run_spend
 from hugginggpt.tools.llm.replies import json_candidates, reply_text
 
@@ -110,8 +111,9 @@ def _choose(
         return ranked, (f"close call ({ranking}); the selector's answer was unusable "
                         f"({exc.error_count()} problems); took the top-ranked")
     except _selector_errors() as exc:
-        failure = describe_llm_error(exc, "selector")
-        return ranked, f"close call ({ranking}); {failure}; took the top-ranked"
+        failure = Failure(reason=describe_llm_error(exc, "selector"), fix=llm_error_fix(exc))
+        return ranked, (f"close call ({ranking}); {reason_and_fix(failure, context.caller)}; "
+                        "took the top-ranked")
     picked = next((c for c in close if c.model == answer.model), None)
     if picked is None:
         return ranked, (f"close call ({ranking}); the selector named {answer.model!r}, "
@@ -193,13 +195,12 @@ def _other_kinds(task: str, catalog: Catalog, backend: str, query: Query,
             f"that can run here ({models}) do {' or '.join(kinds)}; ")
 
 
-def _no_model_fix(backend: str, hint: str | None) -> Fix:
+def _no_model_fix(backend: str, hint: Fix | None) -> Fix | None:
     """What to do when no model can run a subtask: another backend (or, for a dry run, a
     catalog model), and the local model to download when there is one."""
-    also = ("; " + hint.replace("{", "{{").replace("}", "}}")) if hint else ""
     if backend == "dry-run":
-        return Fix(say="add a model for it to the catalog" + also)
-    return Fix(say="try another {}" + also, controls=[setting("backend")])
+        return joined([Fix(say="add a model for it to the catalog"), hint])
+    return joined([Fix(say="try another {}", controls=[setting("backend")]), hint])
 
 
 class Selector:
@@ -256,14 +257,12 @@ class Selector:
                                   self.calls, self.spent())
         if intent.kind:
             reason += f"; the request asks for {intent.kind} ({intent.cue!r})"
-        if hint and ordered[0].backend != "local":
-            reason += f"; {hint}"
         return Selection(
             subtask_id=subtask.id, task=subtask.task, model=ordered[0].model,
             backend=ordered[0].backend, reason=reason,
             candidates=[Candidate(model=c.model, backend=c.backend, score=c.score)
                         for c in ordered],
-            asked=intent.kind,
+            asked=intent.kind, fix=hint if ordered[0].backend != "local" else None,
         )
 
     def select(self, subtasks: list[Subtask]) -> dict[int, Selection]:

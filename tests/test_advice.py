@@ -8,12 +8,11 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
-
 from hugginggpt.cli import _parser
-from hugginggpt.graph.callers import flag_of, setting_of_flag
+from hugginggpt.graph.callers import FLAG_NAMES, flag_of
 from hugginggpt.graph.context import Context
-from hugginggpt.nodes.responding.advice import for_caller, setting_named
+from hugginggpt.nodes.responding.advice import said, setting_named
+from hugginggpt.tools.errors import Control, Fix, setting
 
 ROOT = Path(__file__).resolve().parents[1]
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]*[a-z]")
@@ -27,68 +26,88 @@ def _run_options() -> list[str]:
 
 
 def test_a_settings_flag_is_the_parsers_own():
-    """The flag named for a setting is an option of ``hugginggpt run``, and back."""
-    options = _run_options()
-    mapped = {o: setting_of_flag(o) for o in options}
-    assert mapped["--subtask-timeout"] == "subtask_timeout_s"
-    assert mapped["--download"] == "download" and mapped["--max-run-time"] == "max_run_s"
-    for option, setting in mapped.items():
-        if setting is not None:
-            assert flag_of(setting) == option
-    assert {"backend", "download", "max_loaded_models", "allow_private_urls"} <= \
-        set(mapped.values())
+    """The flag said for a setting is an option of ``hugginggpt run``: those the fixes
+    name, and each whose name is not its setting's."""
+    options = set(_run_options())
+    named = {s: flag_of(s) for s in Context.model_fields if flag_of(s) in options}
+    assert named["subtask_timeout_s"] == "--subtask-timeout"
+    assert named["download"] == "--download" and named["max_run_s"] == "--max-run-time"
+    assert {"backend", "download", "max_loaded_models", "allow_private_urls", "llm",
+            "llm_base_url", "planner_llm", "plan", "max_subtasks"} <= set(named)
+    assert all(flag_of(name) in options for name in FLAG_NAMES)
 
 
-def _failure_texts() -> list[tuple[str, str]]:
-    """The string literals (not docstrings) of tools/, nodes/ and graph/ that name a flag."""
+FLAG_NAMED_IN = {"graph/callers.py", "nodes/responding/advice.py", "tools/errors.py"}
+"""Where a flag or a command may be written: the CLI's names for the settings, each
+caller's words for each control, and a control's words for no caller in particular."""
+
+
+def _flags_in_failure_texts() -> list[tuple[str, str]]:
+    """The string literals (not docstrings) of tools/, nodes/ and graph/ that name a
+    flag, a shell's ``export`` or a ``hugginggpt models`` command."""
     found = []
     for folder in ("tools", "nodes", "graph"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if path.name == "advice.py":
-                continue
+            where = f"{path.relative_to(ROOT)}"
             tree = ast.parse(path.read_text(encoding="utf-8"))
             docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
-            found += [(f"{path.relative_to(ROOT)}", n.value) for n in ast.walk(tree)
+            found += [(where, n.value) for n in ast.walk(tree)
                       if isinstance(n, ast.Constant) and isinstance(n.value, str)
-                      and id(n) not in docs and FLAG.search(n.value)]
+                      and id(n) not in docs and where not in FLAG_NAMED_IN
+                      and (FLAG.search(n.value) or re.search(r"\bexport [A-Z]|hugginggpt "
+                                                             r"models", n.value))]
     return found
 
 
-@pytest.mark.parametrize("caller", ["served", "ui", "python"])
-def test_no_flag_is_left_in_a_failure_text_for_another_interface(caller):
-    texts = _failure_texts()
-    assert len(texts) > 15  # the scan finds them
-    for where, text in texts:
-        said = for_caller(text, caller)
-        if caller == "python":  # a shell command stays one (hugginggpt models ...)
-            said = re.sub(r"hugginggpt models \w+[^,;)`]*", "", said)
-        assert not FLAG.search(said), (where, text, said)
-        assert for_caller(text, "cli") == text
+def test_no_failure_text_names_a_flag_a_fix_says_it():
+    """A failure's text says what went wrong; what to do is a typed fix, said for each
+    caller (:func:`said`): no text is rewritten at the answer."""
+    assert _flags_in_failure_texts() == []
 
 
 def test_each_interface_names_its_own_control():
-    text = "or run with --download ask|yes"
-    assert for_caller(text, "python") == 'or run with download="ask" or download="yes"'
-    assert "HUGGINGGPT_DOWNLOAD=ask" in for_caller(text, "served")  # the deployment's
-    assert "operator" in for_caller(text, "served")
+    download = Fix(say="or run with {}", controls=[setting("download", "ask|yes")])
+    assert said(download, "cli") == "or run with --download ask|yes"
+    assert said(download, "python") == 'or run with download="ask" or download="yes"'
+    assert "HUGGINGGPT_DOWNLOAD=ask" in said(download, "served")  # the deployment's
+    assert "operator" in said(download, "served")
     assert setting_named("backend", "served") == '"backend" in the run\'s context'
     assert setting_named("approval", "ui", "plan") == "the Approval choice"
-    limit = "(limit max_run_s=3 s; raise it with --max-run-time or HUGGINGGPT_MAX_RUN_S)"
-    assert for_caller(limit, "served") == (
-        "(limit max_run_s=3 s; raise it with HUGGINGGPT_MAX_RUN_S (ask the server's "
-        "operator))")
-    # a word after a switch, or one that is not among a setting's choices, stays the
-    # sentence's
-    assert for_caller("attach one with --file or name it", "ui") == \
-        "attach one with the Images and audio box or name it"
-    assert for_caller("try another --backend, or wait", "python") == \
-        "try another backend=..., or wait"
-    key = "needs a key: set OPENAI_API_KEY (export OPENAI_API_KEY=sk-...), or ..."
-    assert for_caller(key, "served") == ("needs a key: set OPENAI_API_KEY (in the server's "
-                                         "environment (ask its operator)), or ...")
-    assert for_caller("which is not set: export MY_KEY=...", "ui") == (
+    limit = Fix(say="raise it with {}", controls=[Control(kind="limit", name="max_run_s")])
+    assert said(limit, "served") == ("raise it with HUGGINGGPT_MAX_RUN_S (ask the server's "
+                                     "operator)")
+    attach = Fix(say="attach one with {} or name it", controls=[Control(kind="file")])
+    assert said(attach, "ui") == "attach one with the Images and audio box or name it"
+    backend = Fix(say="try another {}, or wait", controls=[setting("backend")])
+    assert said(backend, "python") == "try another backend=..., or wait"
+    key = Fix(say="needs a key: set OPENAI_API_KEY ({}), or ...",
+              controls=[Control(kind="variable", name="OPENAI_API_KEY", value="sk-...")])
+    assert said(key, "served") == ("needs a key: set OPENAI_API_KEY (OPENAI_API_KEY in the "
+                                   "server's environment (ask its operator)), or ...")
+    assert said(key, "python") == said(key, "cli") == (
+        "needs a key: set OPENAI_API_KEY (export OPENAI_API_KEY=sk-...), or ...")
+    named = Fix(say="which is not set: {}", controls=[Control(kind="variable", name="MY_KEY")])
+    assert said(named, "ui") == (
         "which is not set: MY_KEY in the environment this UI runs in (ask whoever runs it)")
-    assert for_caller(key, "python") == key
+
+
+def test_an_llm_to_configure_is_said_each_callers_way():
+    """The CLI's words as they were (flags), a Python caller's keywords, and a served or
+    UI caller is sent to whoever runs it; the one-line text says nothing else."""
+    from hugginggpt.tools.errors import NO_LLM
+
+    llm = Fix(say="{}", controls=[Control(kind="llm")])
+    assert said(llm, "cli") == (
+        "set OPENAI_API_KEY (export OPENAI_API_KEY=sk-...), or give --llm MODEL --llm-base-url "
+        "URL for an OpenAI-compatible server (vLLM, Ollama, ...), or --llm hf:REPO with "
+        "HF_TOKEN set")
+    assert "give llm=MODEL llm_base_url=URL" in said(llm, "python")
+    assert 'llm="hf:REPO"' in said(llm, "python")
+    assert said(llm, "served").startswith("ask the server's operator to configure one")
+    assert said(llm, "ui").startswith("ask whoever runs this UI to configure one")
+    assert said(NO_LLM, "cli").endswith("with --backend dry-run and --plan PLAN.json")
+    for caller in ("python", "served", "ui"):
+        assert not FLAG.search(said(NO_LLM, caller)), caller
 
 
 def test_a_served_runs_default_caller_is_served_and_a_caller_may_say_ui():

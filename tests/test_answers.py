@@ -251,7 +251,7 @@ def test_long_texts_are_clipped_saying_where_the_whole_is():
     long = "The committee met again. " * 100  # 2500 characters, inline
     said = _answer("summarization", {"text": long})
     assert len(said) < 800 and said.startswith("Summary: The committee met again.")
-    assert said.endswith("... (2499 characters in all; the whole output is in --json and in "
+    assert said.endswith("... (2499 characters in all; the whole output is in the run's results and in "
                          "the thread's trace)")
     stored = _ref("text", "5e5e.txt", preview="Chapter one. It was a dark night.")
     assert _answer("text-generation", {"text": stored}) == (
@@ -379,11 +379,13 @@ def test_the_answer_says_once_at_its_end_that_no_responder_llm_wrote_it():
     ("What is the capital of Australia?", "I cannot answer that myself. "),
 ])
 def test_small_talk_gets_a_reply_naming_what_an_llm_would_add(request_, opening):
-    text = template_response(_state([], {}, request_))
+    text = template_response(_state([], {}, request_), context=Context(caller="cli"))
     assert text.startswith(opening + "Without a language model configured I can run expert "
                            "models (caption or read a photo, translate")
     assert "but not chat or answer general questions; to add that, set OPENAI_API_KEY" in text
     assert "--llm MODEL --llm-base-url URL" in text and "\n" not in text
+    python = template_response(_state([], {}, request_))  # a Python caller's keywords
+    assert "llm=MODEL llm_base_url=URL" in python and "--" not in python
 
 
 def test_details_show_candidates_and_scores_rounded():

@@ -59,7 +59,7 @@ def test_a_hugging_face_model_without_a_token_aborts_naming_hf_token(capsys, wor
 
 def test_a_saved_hugging_face_login_or_a_url_needs_no_token(monkeypatch):
     model = Endpoint(name="m", model="hf:org/model")
-    assert "HF_TOKEN" in (missing_credentials(model) or "")
+    assert "HF_TOKEN" in str(missing_credentials(model))
     Path(huggingface_hub.constants.HF_TOKEN_PATH).write_text("hf_savedloginTOKEN123")
     assert missing_credentials(model) is None  # `hf auth login` saved one
     Path(huggingface_hub.constants.HF_TOKEN_PATH).unlink()
@@ -76,7 +76,7 @@ def test_the_openai_key_is_never_the_token_of_a_hugging_face_llm(monkeypatch):
     config = routing_config(Context(llm="hf:org/model"))
     assert config is not None
     [endpoint] = config.endpoints
-    assert hf_token(endpoint) is None and "HF_TOKEN" in (missing_credentials(endpoint) or "")
+    assert hf_token(endpoint) is None and "HF_TOKEN" in str(missing_credentials(endpoint))
     monkeypatch.setenv("HF_TOKEN", "hf_thehuggingfacetoken")
     token = hf_token(endpoint)
     assert token is not None and token.get_secret_value() == "hf_thehuggingfacetoken"
@@ -152,6 +152,7 @@ def test_the_selector_and_the_responder_fall_back_with_the_reason(
     reason = out["selections"][0].reason
     assert "close call" in reason and "took the top-ranked" in reason
     assert "the selector LLM cannot be called: gpt-4o-mini is OpenAI's API" in reason
+    assert "give llm_base_url=... for" in reason  # the fix, as a Python caller sets it
     assert out["responder"] == "template (responder LLM failed)"
     last = out["response"].splitlines()[-1]  # the answer in words, then why
     assert last.startswith("(The responder LLM cannot be called: gpt-4o-mini")

@@ -23,6 +23,7 @@ import pytest
 
 from hugginggpt.cli import main
 from hugginggpt.progress import Progress
+from hugginggpt.tools.errors import Fix
 from hugginggpt.tools.experts.local import download as dl
 from hugginggpt.tools.experts.local import hub_cache
 from tests import tiny_models
@@ -179,8 +180,10 @@ def test_download_ask_shows_the_size_and_a_no_is_respected(setup, hub):
     doc = json.loads(done.stdout)
     result = doc["results"]["0"]
     assert doc["status"] == "failed" and result["status"] == "failed", done.stderr
-    assert "was refused" in result["error"] and f"hugginggpt models download {REPO}" in \
-        result["error"]
+    assert "was refused" in result["error"]  # the fix, a field, says how to get it later
+    assert f"get it later with hugginggpt models download {REPO}" in doc["response"]
+    assert result["failure"]["fix"]["controls"] == [
+        {"kind": "models", "name": "download", "value": REPO}]
     assert doc["approvals"][0]["action"] == "reject"
     assert hub.downloads(REPO) == [] and not _usable(setup)
 
@@ -199,8 +202,9 @@ def test_download_no_names_the_command_and_the_size(setup, monkeypatch, capsys):
                      "--download", "no", "--json", "--workspace", str(setup["workspace"])])
         doc = json.loads(capsys.readouterr().out)
         assert doc["status"] == status, (backend, doc["selections"])
-        # no model ran: the answer's fix names it; a model ran: the choice's reason does
-        said = doc["response"] if status == "failed" else doc["selections"]["0"]["reason"]
+        # no model ran: the answer's fix names it; a model ran: the choice's fix does
+        said = doc["response"] if status == "failed" else str(
+            Fix.model_validate(doc["selections"]["0"]["fix"]))
         assert expected in said, doc["selections"]["0"]
     assert code == 0 and doc["results"]["0"]["backend"] == "lite"  # auto: lite ran it
     assert connects == []  # downloads off: nothing touched the network

@@ -23,7 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from hugginggpt import build_graph
 from hugginggpt.graph.checkpoint import serializer
-from hugginggpt.nodes.responding.advice import for_caller
+from hugginggpt.nodes.responding.advice import said
 from hugginggpt.tools.experts import get_task_type, is_artifact_ref
 from hugginggpt.tools.experts.dry_run import _png
 from hugginggpt.tools.experts.faults import FAULT_KINDS, FaultSpec
@@ -109,12 +109,12 @@ def assert_output_kinds(result: Any, workspace: Path) -> None:
 def _told(error: str) -> str:
     """What the answer says of a subtask's error (issue 14: in words): a skipped one, the
     step it waited for; a failed one, its message without the exception type and the
-    models tried, from its start; its fixes as a Python caller sets them (issue 25)."""
+    models tried, from its start (the fix is a field, said apart: issue 25)."""
     if found := re.match(r"skipped: dependency (\d+) \([^)]*\) (\w+)", error):
         return f"was skipped because step {int(found.group(1)) + 1} {found.group(2)}"
     core = re.sub(r"\s*\[tried: [^\]]*\]\s*$", "", error.removeprefix("not run: "))
     core = re.sub(r"^[A-Z]\w*(?:Error|Exception|Timeout): ", "", core)
-    return for_caller(" ".join(core.split()), "python")[:200]
+    return " ".join(core.split())[:200]
 
 
 def assert_explained(out: dict[str, Any], workspace: Path,
@@ -382,3 +382,93 @@ def test_a_timeout_raised_by_the_tool_is_not_taken_for_the_subtask_timeout(
     assert result.error.startswith("TimeoutError: read timed out talking to the model server")
     assert "no result within" not in result.error
     assert result.attempts == 2  # a timeout may pass: retried
+
+
+# ------------------------------------------ what each caller reads of a failure names no flag
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]*[a-z]")
+
+
+def _closed_url() -> str:
+    """An OpenAI-compatible endpoint that refuses connections: a port nothing listens on."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+
+
+NO_LLM = {"llm": None, "llm_base_url": None}
+LLM = {"plan": None, "offline": False}
+"""A run planned by the scripted LLM (the fault runs plan nothing and call no LLM)."""
+
+ENDINGS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    **{f"fault-{kind}": ("another --backend",
+                         {"dry_run_faults": {"rates": {kind: 1.0}, "hang_s": 1.0}}, {})
+       for kind in FAULT_KINDS},
+    "run-time-limit": ("--max-run-time", {
+        "dry_run_faults": {"rates": {"hang": 1.0}, "hang_s": 3.0}, "subtask_timeout_s": 30,
+        "max_run_s": 0.3}, {}),
+    "missing-file": ("--file", {"plan": [_sub(0, "image-to-text", image="not-there.png")]}, {}),
+    "no-model": ("no model can run", {"backend": "llm", **NO_LLM, "plan": [ONE_STEP]}, {}),
+    "too-many-subtasks": ("--max-subtasks", {"max_subtasks": 1}, {}),
+    "planner-refused": ("--llm-base-url", {**LLM, "planner": "llm",
+                                           "llm_base_url": _closed_url()}, {}),
+    "planner-refused-fallback": ("this plan was made offline", {
+        **LLM, "planner": "auto", "llm_base_url": _closed_url()}, {}),
+    "no-llm": ("--llm MODEL", {**LLM, "planner": "llm", **NO_LLM}, {}),
+    "no-llm-no-offline-plan": ("--file", {**LLM, "planner": "auto", **NO_LLM},
+                               {"request": "describe the picture"}),
+    "no-credentials": ("export OPENAI_API_KEY=sk-...", {
+        **LLM, "planner": "llm", "llm": "gpt-4o-mini", "llm_base_url": None}, {}),
+    "unusable-plans": ("--planner-llm", {**LLM, "planner": "llm", "max_plan_retries": 1},
+                       {"planner": [{"tool_args": {"subtasks": [_sub(0, "painting")]}}] * 2}),
+    "planner-http-500": ("500", {**LLM, "planner": "llm"}, {"planner": [{"status": 500}]}),
+    "planner-slow": ("planner", {**LLM, "planner": "llm", "llm_timeout_s": 0.5},
+                     {"planner": [{"delay": 2.0, **_plan_reply(ONE_STEP)}]}),
+    "llm-budget": ("max_llm_calls", {**LLM, "planner": "llm", "max_llm_calls": 0}, {}),
+    "responder-http-500": ("500", {**LLM, "plan": [ONE_STEP]},
+                           {"responder": [{"status": 500}]}),
+}
+"""The ways a run ends with a failure (each fault of a simulated expert, the limits, a
+missing input, no model, the planner LLM refused, unconfigured, without its key, unusable,
+down, slow or over budget, the responder down): what the CLI reads of it (a flag when a
+setting fixes it), the run's settings and the scripted LLM replies (and the request)."""
+ANSWERED = {"responder-http-500", "planner-refused-fallback"}
+"""The endings whose run completes, saying what failed on the way."""
+
+
+def _read_by(out: dict[str, Any], caller: Any) -> list[str]:
+    """What a caller reads of a run's end: the answer, the abort's reason, why the plan
+    was made offline, and each failure's reason and fix said for it."""
+    texts = [out.get("response") or "", out.get("abort_reason") or "",
+             out.get("planner_fallback") or ""]
+    for result in (out.get("results") or {}).values():
+        if result.failure is not None:
+            texts += [result.error or "", result.failure.reason]
+            texts += [said(result.failure.fix, caller)] if result.failure.fix else []
+    for selection in (out.get("selections") or {}).values():
+        texts += [selection.reason] + ([said(selection.fix, caller)] if selection.fix else [])
+    return texts
+
+
+@pytest.mark.parametrize("ending", list(ENDINGS))
+def test_no_caller_but_the_cli_reads_a_flag_in_how_a_run_ends(
+        compiled, make_context, llm_server, photo, workspace, ending):
+    """Every failure a run can end with, said for each caller: a Python, served or UI
+    caller never reads a flag of the command line; the CLI reads what it read before (the
+    flag that fixes it, when a setting does: the fix is there, said each caller's way)."""
+    expected, overrides, script = ENDINGS[ending]
+    request = script.get("request", "Summarize: the cat sat on the mat all day long.")
+    for caller in ("cli", "python", "served", "ui"):
+        for role, replies in script.items():
+            if role != "request":
+                llm_server.script(role, *replies)
+        context = _context(make_context, None, caller=caller, **overrides)
+        out = run(compiled, context, request=request, thread=f"{ending}-{caller}")
+        assert out["status"] != "completed" or ending in ANSWERED, out["status"]
+        read = "\n".join(_read_by(out, caller))
+        if caller == "cli":
+            assert expected in read, read
+        else:
+            assert not FLAG.search(read), (caller, FLAG.findall(read), read)

@@ -35,7 +35,7 @@ from langgraph.types import Command
 from hugginggpt.graph.context import Context
 from hugginggpt.nodes.execution.arguments import _resolve_file, resolve_args
 from hugginggpt.nodes.execution.jobs import Job
-from hugginggpt.nodes.planning.validation import MAX_ARG_CHARS, validate_plan
+from hugginggpt.nodes.planning.validation import MAX_ARG_CHARS, limit_fix, validate_plan
 from hugginggpt.nodes.prompts import RESPONDER_SYSTEM
 from hugginggpt.nodes.responding.advice import said
 from hugginggpt.tools.addresses import check_url
@@ -826,9 +826,12 @@ def test_a_huge_plan_is_rejected_at_once():
     started = time.monotonic()
     subtasks, problems = validate_plan(items, max_subtasks=10)
     assert problems == ["the plan has 100000 subtasks but at most 10 are allowed: "
-                        "merge or drop steps (limit max_subtasks=10; raise it with "
-                        "--max-subtasks or HUGGINGGPT_MAX_SUBTASKS)"]
+                        "merge or drop steps (limit max_subtasks=10)"]
     assert subtasks == [] and time.monotonic() - started < 1
+    fix = limit_fix(items, max_subtasks=10)  # the abort's fix raises the limit
+    assert fix is not None and said(fix, "cli") == (
+        "raise the limit with --max-subtasks (or HUGGINGGPT_MAX_SUBTASKS)")
+    assert limit_fix(items[:10], max_subtasks=10) is None
 
 
 def test_a_deep_reversed_chain_is_checked_without_recursion():

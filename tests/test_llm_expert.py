@@ -254,8 +254,8 @@ def test_summarize_then_translate_to_french_end_to_end(compiled, make_context, l
     assert "lite/summa-textrank" in out["selections"][0].reason
     reason = out["selections"][1].reason
     assert reason.startswith("the only available model for translation")
-    # with downloads off, the reason says which local model a download would add
-    assert "hugginggpt models download" in reason
+    # with downloads off, the fix says which local model a download would add
+    assert "hugginggpt models download" in str(out["selections"][1].fix)
     responder_prompt = _prompt(llm_server.calls("responder")[0])
     assert f"answered by the LLM endpoint scripted-model @ {llm_server.url}" in responder_prompt
 

@@ -51,8 +51,8 @@ def test_an_unreachable_planner_llm_falls_back_to_the_offline_planner_from_the_c
     assert doc["status"] == "completed"
     assert doc["planner"] == "offline (fallback): read from the request"
     assert doc["planner_fallback"] == (
-        f"The planner LLM m @ {url} could not be reached: Connection error (is the server "
-        "running, and is --llm-base-url right?); this plan was made offline")
+        f"The planner LLM m @ {url} could not be reached: Connection error: is the server "
+        "running, and is --llm-base-url right?; this plan was made offline")
     assert doc["plan"][0]["task"] == "summarization"
     assert doc["results"]["0"]["status"] == "done"
     # the responder would ask the same dead endpoint: it is not asked, and one line says so
@@ -60,8 +60,8 @@ def test_an_unreachable_planner_llm_falls_back_to_the_offline_planner_from_the_c
     assert {call["role"] for call in doc["llm_calls"]} == {"planner"}
     assert "Summary: The cat sat on the mat." in doc["response"]
     assert doc["response"].endswith(
-        f"\n\n(The planner LLM m @ {url} could not be reached: Connection error (is the "
-        "server running, and is --llm-base-url right?); this plan was made offline, and this "
+        f"\n\n(The planner LLM m @ {url} could not be reached: Connection error: is the "
+        "server running, and is --llm-base-url right?; this plan was made offline, and this "
         "answer without an LLM.)")
 
 
@@ -142,9 +142,11 @@ def test_when_the_offline_planner_cannot_either_the_run_aborts_saying_both(
     if planner == "auto":
         assert out["abort_reason"].startswith("The planner LLM m @ ")
         # said for the caller, a Python one here (the CLI's says --llm-base-url)
-        assert "could not be reached: Connection error (is the server running, and is " \
-               "llm_base_url=... right?), and the offline planner could not " \
+        assert "could not be reached: Connection error, and the offline planner could not " \
                "plan the request either: " in out["abort_reason"]
+        assert out["abort_reason"].endswith(  # the fixes of both, as a Python caller sets them
+            "Is the server running, and is llm_base_url=... right?; attach files with the "
+            "files argument of hugginggpt.run.")
     else:
         assert out["abort_reason"].startswith("the LLM planner failed")
 

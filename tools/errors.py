@@ -20,6 +20,9 @@ __all__ = [
     "Control",
     "Fix",
     "setting",
+    "joined",
+    "verbatim",
+    "ATTACH",
     "NO_LLM",
     "HuggingGPTError",
     "SettingProblem",
@@ -65,6 +68,35 @@ class Fix(BaseModel):
     say: str
     controls: list[Control] = Field(default_factory=list)
 
+    def __str__(self) -> str:
+        """The fix for no caller in particular (a log line, an exception's message):
+        each control by its own name."""
+        return self.say.format(*(_plain(c) for c in self.controls))
+
+
+def _plain(control: Control) -> str:
+    if control.kind == "variable":
+        return f"export {control.name}={control.value}" if control.value else control.name
+    if control.kind == "models":
+        return f"hugginggpt models {control.name} {control.value}".rstrip()
+    if control.kind == "setting" and control.value:
+        return f"{control.name}={control.value}"
+    return {"file": "an attached file", "llm": "an LLM"}.get(control.kind, control.name)
+
+
+def joined(fixes: Iterable[Fix | None], between: str = "; ") -> Fix | None:
+    """The fixes said one after the other (None when there is none)."""
+    found = [fix for fix in fixes if fix is not None]
+    if not found:
+        return None
+    return Fix(say=between.join(fix.say for fix in found),
+               controls=[c for fix in found for c in fix.controls])
+
+
+def verbatim(words: str) -> str:
+    """``words`` as part of a fix's ``say`` (its braces kept as they are)."""
+    return words.replace("{", "{{").replace("}", "}}")
+
 
 def setting(name: str, value: str = "") -> Control:
     """A run setting as a fix's control (``value``: ``a|b`` for either)."""
@@ -75,6 +107,9 @@ NO_LLM = Fix(say="configure one: {}; or check a plan without any LLM with {} and
              controls=[Control(kind="llm"), setting("backend", "dry-run"),
                        setting("plan", "PLAN.json")])
 """What to do when no LLM is configured and the offline planner cannot plan."""
+
+ATTACH = Fix(say="attach files with {}", controls=[Control(kind="file")])
+"""What to do when a request needs a file it does not have."""
 
 
 class HuggingGPTError(Exception):
@@ -218,18 +253,21 @@ class LLMBudgetError(LLMCallError):
 
 
 class LLMCredentialsError(LLMCallError):
-    """The LLM endpoints lack the key or token they need; no request was made. The
-    message names the environment variable and how to set it.
+    """The LLM endpoints lack the key or token they need; no request was made.
 
     Attributes:
         role: the role whose LLM cannot be called.
-        missing: what each endpoint lacks, one sentence each.
+        missing: what each endpoint lacks and how to give it, one sentence each (its fix).
     """
 
-    def __init__(self, message: str, *, role: str = "", missing: Iterable[str] = ()) -> None:
-        super().__init__(message)
-        self.role, self.missing = role, list(missing) or [message]
+    def __init__(self, role: str, missing: Iterable[Fix]) -> None:
+        self.role, self.missing = role, list(missing)
+        super().__init__(f"{self.description}: " + "; ".join(map(str, self.missing)),
+                         fix=joined(self.missing))
+
+    def __reduce__(self) -> tuple[type[LLMCredentialsError], tuple[str, list[Fix]]]:
+        return type(self), (self.role, self.missing)  # pickled as it was made
 
     @property
     def description(self) -> str:
-        return str(self)
+        return f"the {self.role} LLM cannot be called"

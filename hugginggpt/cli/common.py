@@ -37,6 +37,7 @@ from hugginggpt.cli.exits import (
 from hugginggpt.graph.checkpoint import sqlite_path
 from hugginggpt.graph.context import Context, SettingsError, env_names, settings_of
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_from_json
+from hugginggpt.nodes.responding.advice import told
 from hugginggpt.tools.env import env
 from hugginggpt.tools.llm.config import ConfigError, routing_config
 from hugginggpt.tools.redact import REDACTED, redact
@@ -104,7 +105,7 @@ def checked(context: Context) -> Context:
     try:
         routing_config(context)
     except ConfigError as exc:
-        raise UsageError(str(exc)) from exc
+        raise UsageError(told(exc, "cli")) from exc
     return context
 
 

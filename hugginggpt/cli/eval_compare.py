@@ -18,16 +18,18 @@ from typing import Any
 
 from hugginggpt.cli.common import EXIT_OK, UsageError, checked, write_report
 from hugginggpt.cli.eval_answers import offline_environment, progress
+from hugginggpt.cli.exits import NOT_CONFIGURED_HELP
 from hugginggpt.evaluation import Sample, run_answers
 from hugginggpt.evaluation.answer_compare import AnswersComparison, AnswersRun
 from hugginggpt.evaluation.answers import AnswerSample
 from hugginggpt.evaluation.compare import Comparison, run_model
 from hugginggpt.graph.context import Context
+from hugginggpt.graph.state import Failure
+from hugginggpt.nodes.responding.advice import reason_and_fix, told
 from hugginggpt.tools.errors import LLMCredentialsError
 from hugginggpt.tools.llm.config import (
     ENDPOINT_ROLES,
     LLM_KEYS,
-    NOT_CONFIGURED_HELP,
     ConfigError,
     Endpoint,
     has_llm,
@@ -54,7 +56,7 @@ def model_settings(args: argparse.Namespace, roles: tuple[str, ...] = ("planner"
         try:
             endpoints = {e.name: e for e in load_config(args.llm_config).endpoints}
         except ConfigError as exc:
-            raise UsageError(str(exc)) from exc
+            raise UsageError(told(exc, "cli")) from exc
         by_model = {e.model: e for e in endpoints.values()}
         chosen = []
         for name in args.llm:
@@ -102,7 +104,8 @@ def compare_models(args: argparse.Namespace, samples: list[Sample]) -> int:
         try:
             runs.append(run_model(label, samples, context, priced=_priced(context)))
         except LLMCredentialsError as exc:
-            raise UsageError(f"{label}: {exc}") from exc
+            missing = Failure(reason=exc.description, fix=exc.fix)
+            raise UsageError(f"{label}: {reason_and_fix(missing, 'cli')}") from exc
     comparison = Comparison(runs)
     document = comparison.to_json() | {"dataset": str(args.dataset), "planner": "llm"}
     write_report(args, document, comparison.format())

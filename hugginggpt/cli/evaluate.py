@@ -75,9 +75,10 @@ def _evaluate(args: argparse.Namespace) -> int:
                                **{k: v for k, v in overrides.items() if v is not None}))
     nearness: Nearness | None = None
     if args.planner == "llm":
+        from hugginggpt.cli.exits import NOT_CONFIGURED_HELP
         from hugginggpt.graph.state import State
         from hugginggpt.nodes.plan import ask_planner
-        from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, has_llm
+        from hugginggpt.tools.llm.config import has_llm
 
         if not has_llm(context, "planner"):
             raise UsageError(NOT_CONFIGURED_HELP)

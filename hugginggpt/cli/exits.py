@@ -7,7 +7,25 @@ from __future__ import annotations
 
 __all__ = ["UsageError", "EXIT_OK", "EXIT_DIFFERENT", "EXIT_USAGE", "EXIT_PARTIAL",
            "EXIT_FAILED", "EXIT_ABORTED", "EXIT_WAITING", "EXIT_INTERRUPTED", "EXIT_CODES",
-           "exit_codes_help"]
+           "exit_codes_help", "NOT_CONFIGURED_HELP"]
+
+NOT_CONFIGURED_HELP = """\
+No LLM is configured (the built-in offline planner only handles requests like its
+examples). Configure one of:
+  - OpenAI:            export OPENAI_API_KEY=sk-...   (optionally --llm gpt-4o)
+  - any OpenAI-compatible server (vLLM, Ollama, TGI, LM Studio):
+                       --llm MODEL --llm-base-url http://localhost:11434/v1
+                       (or HUGGINGGPT_LLM and HUGGINGGPT_LLM_BASE_URL)
+  - another provider:  --llm anthropic:claude-sonnet-4-5 with ANTHROPIC_API_KEY set,
+                       or ollama:qwen3:4b, google_genai:..., mistralai:..., groq:...
+                       (pip install 'hugginggpt[anthropic]', [ollama], [google], ...)
+  - Hugging Face:      --llm hf:meta-llama/Llama-3.1-8B-Instruct with HF_TOKEN set,
+                       or --llm hf:https://your-endpoint.endpoints.huggingface.cloud
+  - several endpoints, routed by capability and load: --llm-config llms.toml
+                       (docs/guides/llms.md, "Several LLMs")
+Or check a plan without any LLM: hugginggpt run "..." --dry-run --plan PLAN.json"""
+"""What a command that needs an LLM says when none is configured (a run's stages say it
+the caller's way: :data:`~hugginggpt.tools.errors.NO_LLM`)."""
 
 EXIT_OK = 0
 EXIT_DIFFERENT = 1

@@ -21,6 +21,7 @@ from hugginggpt.cli.common import (
     saved_checkpoint_url,
     settings_path,
 )
+from hugginggpt.cli.exits import NOT_CONFIGURED_HELP
 from hugginggpt.cli.session import (
     add_download,
     add_verbose,
@@ -32,7 +33,7 @@ from hugginggpt.graph.callers import flag_of
 from hugginggpt.graph.context import Context, SettingsError, settings_of
 from hugginggpt.nodes.plan import uses_llm_planner
 from hugginggpt.tools.errors import ArgumentError
-from hugginggpt.tools.llm.config import NOT_CONFIGURED_HELP, STRATEGIES, has_llm
+from hugginggpt.tools.llm.config import STRATEGIES, has_llm
 
 __all__ = ["add_parser", "context_from"]
 

@@ -28,7 +28,6 @@ from typing import Any
 import gradio as gr
 
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_from_json
-from hugginggpt.nodes.responding.advice import for_caller
 from hugginggpt.tools.artifacts import is_artifact_ref
 from hugginggpt.tools.text import MAX_MESSAGE, clip
 from hugginggpt.ui.plan_picture import plan_svg
@@ -56,9 +55,8 @@ _CSS = """
 
 
 def _note(note: str) -> str:
-    """A row's note (why a step failed or waits), whole, with its fix said for the page
-    (no flag of the command line: the UI's control, or its operator's setting)."""
-    return clip(for_caller(note, "ui"), MAX_MESSAGE)
+    """A row's note (why a step failed or waits), whole up to a length."""
+    return clip(note, MAX_MESSAGE)
 
 
 def _status_line(view: RunView) -> str:

@@ -159,11 +159,11 @@ def makes_text(task: str) -> bool:
 def needs_phrase(kind: str, name: str) -> str:
     if kind in ("image", "audio", "table", "video"):
         article = "an" if kind[0] in "aeiou" else "a"
-        return f"{article} {kind}: attach one with --file or name it"
+        return f"{article} {kind}: attach one or name it"
     if name == "labels":
         return "candidate labels (e.g. 'as sports, politics or science')"
     if name == "text":
-        return "a text: quote it, paste it after a colon, or attach a text file with --file"
+        return "a text: quote it, paste it after a colon, or attach a text file"
     return f"a {name}"
 
 

@@ -30,6 +30,7 @@ from hugginggpt.nodes.planning.reading import (
 )
 from hugginggpt.nodes.planning.steps import Clause, PlanReader, clauses_of
 from hugginggpt.nodes.planning.validation import validate_plan
+from hugginggpt.tools.errors import ATTACH, HuggingGPTError
 from hugginggpt.tools.experts.tasks import get_task_type, task_types
 from hugginggpt.tools.kinds import DATA_KINDS, REF_RE, generated_ref
 
@@ -40,8 +41,9 @@ MIN_SIMILARITY = 0.45
 """Below this cosine similarity no example is taken as a model for the request."""
 
 
-class CannotPlanOffline(Exception):
-    """No example fits the request well enough to plan it without an LLM."""
+class CannotPlanOffline(HuggingGPTError):
+    """No example fits the request well enough to plan it without an LLM (the fix: a file
+    to attach, when the request lacks one)."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def adapt(example: BankExample, facts: RequestFacts) -> list[dict[str, Any]]:
                 index = used.get(kind, 0)
                 if index >= len(pool):
                     raise CannotPlanOffline(f"it needs {'an' if kind[0] in 'aeiou' else 'a'} "
-                                            f"{kind}: attach one with --file or name it")
+                                            f"{kind}: attach one or name it", fix=ATTACH)
                 args[name] = pool[index]
                 used[kind] = index + 1
             elif name == "question":
@@ -105,7 +107,7 @@ def adapt(example: BankExample, facts: RequestFacts) -> list[dict[str, Any]]:
             elif not facts.quotes and not planning(str(subtask.get("task"))).generative:
                 raise CannotPlanOffline(  # the request's own words are not its text
                     f"{subtask.get('task')} needs a text to work on: quote it, paste it after "
-                    "a colon, or attach a text file with --file")
+                    "a colon, or attach a text file", fix=ATTACH)
             else:
                 args[name] = facts.body
         adapted.append({**subtask, "args": args})
@@ -206,7 +208,7 @@ def _read_plan(
             continue
         reader.problems += [
             f"{m.task} in {masked.restore(clause.text)!r} needs {_article(m.cue.needs)}: attach "
-            "one with --file or name it" for m in cues_in(plain)
+            "one or name it" for m in cues_in(plain)
             if m.cue.needs and m.cue.needs not in reader.available(clause)
             and not any(c.start < m.end and m.start < c.end for c in clause.matches)]
         fallback = None
@@ -334,7 +336,7 @@ def _from_whole_request(request: str, files: list[str], bank: PlanBank, problems
     raise CannotPlanOffline(
         f"cannot plan this request offline: {'; '.join(why)}. Rather than guess, I ask you "
         "to rephrase it (say what to do with which quoted text or attached file, one step "
-        "per clause) or to plan it with an LLM")
+        "per clause) or to plan it with an LLM", fix=ATTACH)
 
 
 def _cued(request: str) -> set[str]:

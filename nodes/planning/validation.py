@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hugginggpt.graph.state import Subtask
+from hugginggpt.tools.errors import Control, Fix
 from hugginggpt.tools.experts.tasks import Arg, get_task_type, task_types
 from hugginggpt.tools.kinds import (
     generated_ref,
@@ -27,7 +28,7 @@ from hugginggpt.tools.text import clip
 
 __all__ = [
     "PlanParseError", "parse_plan_text", "plan_items", "plan_from_json", "plan_object",
-    "PLAN_FORMAT", "validate_plan", "MAX_ARG_CHARS", "MAX_PROBLEMS",
+    "PLAN_FORMAT", "validate_plan", "limit_fix", "MAX_ARG_CHARS", "MAX_PROBLEMS",
 ]
 
 MAX_ARG_CHARS = 100_000
@@ -167,6 +168,15 @@ def _find_cycle(deps: dict[int, list[int]]) -> list[int] | None:
     return None
 
 
+def limit_fix(items: list[Any], max_subtasks: int) -> Fix | None:
+    """What to do about a plan of more subtasks than ``max_subtasks`` (its only problem
+    then): raise the limit; None for a plan within it."""
+    if len(items) <= max_subtasks:
+        return None
+    return Fix(say="raise the limit with {}", controls=[Control(kind="limit",
+                                                                name="max_subtasks")])
+
+
 def validate_plan(
     items: list[Any], *, max_subtasks: int, max_arg_chars: int = MAX_ARG_CHARS
 ) -> tuple[list[Subtask], list[str]]:
@@ -186,8 +196,7 @@ def validate_plan(
     if len(items) > max_subtasks:  # not examined further: bounded work on any input
         return [], [
             f"the plan has {len(items)} subtasks but at most {max_subtasks} are allowed: "
-            f"merge or drop steps (limit max_subtasks={max_subtasks}; raise it with "
-            "--max-subtasks or HUGGINGGPT_MAX_SUBTASKS)"
+            f"merge or drop steps (limit max_subtasks={max_subtasks})"
         ]
     subtasks: list[Subtask] = []
     for position, item in enumerate(items):
@@ -335,8 +344,7 @@ def _closest(task: str, known: list[str]) -> str:
     """The known task types nearest to ``task`` by spelling, and where to find them all
     (the planner's prompt lists them; a message stays short however many there are)."""
     near = difflib.get_close_matches(task.lower()[:200], known, n=3, cutoff=0.6)
-    where = (f"one of the {len(known)} task types the planner prompt lists; "
-             "`hugginggpt models list --task NAME` names them")
+    where = f"one of the {len(known)} task types the planner prompt lists"
     if near:
         return f"did you mean {' or '.join(near)}? It must be {where}"
     return f"it must be {where}"

@@ -1,95 +1,51 @@
 """Advice for the interface that asked: an answer's fixes name what that caller can
 change.
 
-A failure raised with a :class:`~hugginggpt.tools.errors.Fix` is said here from its
-fields (:func:`said`): each control (a setting, a limit, a file to attach, a variable,
-a ``hugginggpt models`` command, an LLM to configure) as the caller names it.
+A failure is raised with a :class:`~hugginggpt.tools.errors.Fix` where it happens; it is
+said here from its fields (:func:`said`), each control (a setting, a limit, a file to
+attach, a variable, a ``hugginggpt models`` command, an LLM to configure) as the caller
+names it:
 
-What follows is for the failure texts that still name a flag in their words (see
-``for_caller``); they are next to carry a fix instead.
-
-Failure texts are written where the failure happens (a tool, a limit, the model choice)
-and say what to do as the ``hugginggpt run`` flag (``--download yes``,
-``--subtask-timeout``, ``--file``). The answer is the edge where they meet the caller, so
-:func:`for_caller` rewrites each flag there, from the setting it sets
-(:func:`~hugginggpt.graph.callers.setting_of_flag`: the settings' own declarations and
-the CLI's names for them):
-
-- ``cli``: the flag, as written;
+- ``cli``: the ``hugginggpt run`` flag (``--download yes``), from the settings' own
+  declarations and the CLI's names for them (:func:`~hugginggpt.graph.callers.flag_of`);
 - ``python``: the keyword of ``hugginggpt.run`` (``download="yes"``);
 - ``served`` (the OpenAI endpoint, a chat message, ``langgraph_sdk``): the key of the
   run's ``context`` when a caller may set it, else the server's environment variable,
   for its operator;
 - ``ui``: the page's own control (the approval choice, the upload box), else the
   operator's environment variable.
-
-The few flags that set no setting (``--file``, ``--json``, ``--verbose``, ``--plugin``),
-the ``hugginggpt models`` commands and a shell's ``export NAME=...`` are named here,
-once.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-import typing
 
-from hugginggpt.graph.callers import caller_settings, flag_of, setting_of_flag
+from hugginggpt.graph.callers import caller_settings, flag_of
 from hugginggpt.graph.context import Caller, Context, env_names
 from hugginggpt.graph.state import Failure
-from hugginggpt.tools.errors import Control, Fix
-from hugginggpt.tools.llm.config import CONFIGURE_IN_BRIEF
+from hugginggpt.tools.errors import Control, Fix, HuggingGPTError
+from hugginggpt.tools.llm.config import CONFIGURE_LLM
 
-__all__ = ["for_caller", "setting_named", "configure_llm", "said", "reason_and_fix",
+__all__ = ["setting_named", "configure_llm", "said", "told", "reason_and_fix",
            "fallen_back", "NO_FLAG"]
 
-_VALUE = r"hf:[\w/.:-]+|(?!or\b)(?:[a-z][\w-]*\|)*[a-z][\w-]*|[A-Z][A-Z_]+|\d+(?:\.\d+)?"
-_FLAG = re.compile(
-    rf"(?<![\w-])(?P<flag>--[a-z][a-z-]*[a-z])(?:[ =](?P<value>{_VALUE}))?"
-    r"(?P<tail> \(or (?P<env1>[A-Z][A-Z0-9_]+)\)| or (?P<env2>[A-Z][A-Z0-9_]+)(?![\w=]))?")
-_MODELS_COMMAND = re.compile(r"hugginggpt models (?P<verb>download|list)"
-                             r"(?: (?P<model>\w[\w./-]*))?(?: --task(?: (?P<task>[\w-]+))?)?")
-_EXPORT_IN_BRACKETS = re.compile(r"\(export [A-Z][A-Z0-9_]*=[^)\s]*\)")
-_EXPORT = re.compile(r"\bexport ([A-Z][A-Z0-9_]*)=[^\s,;)]*")
 _ENVIRONMENT = {"served": "the server's environment (ask its operator)",
-                "ui": "the environment this UI runs in (ask whoever runs it)"}
+               "ui": "the environment this UI runs in (ask whoever runs it)"}
 _OPERATOR = {"served": "ask the server's operator", "ui": "ask whoever runs this UI"}
-_OTHER_FLAGS: dict[str, dict[str, str]] = {
-    "--file": {"python": "the files argument of hugginggpt.run",
-               "served": "a file block in the request's chat message",
-               "ui": "the Images and audio box"},
-    "--json": {"python": "the RunResult", "served": "the run's state (its results)",
-               "ui": "the run's details"},
-    "--verbose": {"python": "the RunResult", "served": "the run's state (its results)",
-                  "ui": "the run's details"},
-    "--plugin": {"python": "importing the plugin's module",
-                 "served": "a plugin the server loads (ask its operator)",
-                 "ui": "a plugin this UI loads (ask whoever runs it)"},
-}
-"""The flags that set no run setting, as each interface says them."""
+_ATTACH = {"cli": "--file", "python": "the files argument of hugginggpt.run",
+           "served": "a file block in the request's chat message",
+           "ui": "the Images and audio box"}
+"""Where each interface takes a file."""
 _CONFIGURE_BY_OPERATOR = {
     "served": "ask the server's operator to configure one (OPENAI_API_KEY, or "
               "HUGGINGGPT_LLM with HUGGINGGPT_LLM_BASE_URL, in its environment)",
     "ui": "ask whoever runs this UI to configure one (OPENAI_API_KEY, or HUGGINGGPT_LLM "
           "with HUGGINGGPT_LLM_BASE_URL, in its environment)"}
-"""How a caller without a shell on the machine gets an LLM: :data:`CONFIGURE_IN_BRIEF`'s
+"""How a caller without a shell on the machine gets an LLM: :data:`CONFIGURE_LLM`'s
 words for them."""
 _UI_CONTROLS = {"approval": "the Approval choice"}
 """The settings the web UI has a control for."""
-
-
-@functools.cache
-def _choices(setting: str) -> frozenset[str]:
-    """A setting's allowed words when it is a choice (``Literal``), else none."""
-    hints = typing.get_type_hints(Context, include_extras=False)
-    return frozenset(str(a) for a in _literals(hints.get(setting)))
-
-
-def _literals(hint: object) -> list[object]:
-    if typing.get_origin(hint) is typing.Literal:
-        return list(typing.get_args(hint))
-    return [a for arg in typing.get_args(hint) for a in _literals(arg)]
 
 
 def _is_bool(setting: str) -> bool:
@@ -129,63 +85,28 @@ def setting_named(setting: str, caller: Caller, value: str | None = None) -> str
     return f"{shown} ({_OPERATOR[caller]})"
 
 
-def _takes(setting: str, value: str) -> bool:
-    """Whether the word after a flag is its value (else it is the sentence's)."""
-    if _is_bool(setting):
-        return False
-    if choices := _choices(setting):
-        return set(value.split("|")) <= choices
-    return re.fullmatch(r"[A-Z][A-Z_]+|\d+(?:\.\d+)?|hf:\S+", value) is not None
-
-
-def _flag(found: re.Match[str], caller: Caller) -> str:
-    flag, value, tail = found["flag"], found["value"], found["tail"] or ""
-    setting = setting_of_flag(flag)
-    switched = "True"
-    if flag == "--dry-run":
-        setting, switched = "backend", "dry-run"
-    elif flag.startswith("--no-"):
-        setting = setting or setting_of_flag("--" + flag.removeprefix("--no-"))
-        switched = "False"
-    if setting is None:
-        said = _OTHER_FLAGS.get(flag, {}).get(caller)
-        return found[0] if said is None else said + found[0][len(flag):]
-    if value and not _takes(setting, value):
-        rest, value, tail = found[0][len(flag):], None, ""
-    else:
-        rest = ""
-    if value is None and (_is_bool(setting) or switched != "True"):
-        value = switched
-    named = setting_named(setting, caller, value)
-    return named + (tail if caller == "python" else "") + rest
-
-
-def _models_command(found: re.Match[str], caller: Caller) -> str:
-    if caller in ("cli", "python"):
-        return found[0]
-    if found["verb"] == "download":
-        model = f" {found['model']}" if found["model"] else ""
-        where = "the server's" if caller == "served" else "the"
-        return f"a download of{model} into {where} model cache ({_OPERATOR[caller]})"
-    task = f" for {found['task']}" if found["task"] else ""
-    return f"{'the server' if caller == 'served' else 'this UI'}'s catalog of models{task}"
-
-
 def said(fix: Fix, caller: Caller) -> str:
     """A fix as ``caller`` is told it: each control named the caller's way."""
     return fix.say.format(*(_named(control, caller) for control in fix.controls))
 
 
+def told(error: HuggingGPTError, caller: Caller) -> str:
+    """An error raised before a run (a setting, the LLM configuration) with its fix,
+    said for ``caller``."""
+    return f"{error}; {said(error.fix, caller)}" if error.fix else str(error)
+
+
 def reason_and_fix(failure: Failure, caller: Caller) -> str:
-    """A failure's reason with its fix, said for ``caller`` (after a line break when the
-    reason runs over several lines). A reason that still names a flag in its words (an
-    LLM endpoint's advice) is rewritten for the caller (:func:`for_caller`)."""
-    reason = for_caller(failure.reason, caller)
+    """A failure's reason with its fix, said for ``caller``: a sentence of its own after
+    a reason that runs over several lines or ends one, else after a colon."""
+    reason = failure.reason
     if failure.fix is None:
         return reason
     fix = said(failure.fix, caller)
-    if "\n" in reason:
-        return f"{reason}\n{fix[:1].upper()}{fix[1:]}."
+    if "\n" in reason or reason.endswith("."):
+        between = "\n" if "\n" in reason else " "
+        end = "" if fix.endswith((".", "?")) else "."
+        return f"{reason}{between}{fix[:1].upper()}{fix[1:]}{end}"
     return f"{reason}: {fix}"
 
 
@@ -211,22 +132,28 @@ def _named(control: Control, caller: Caller) -> str:
     if control.kind == "setting":  # a switch is turned on
         return setting_named(name, caller, value or ("True" if _is_bool(name) else None))
     if control.kind == "file":
-        return "--file" if caller == "cli" else _OTHER_FLAGS["--file"][caller]
+        return _ATTACH[caller]
     if control.kind == "variable":
         if caller in _ENVIRONMENT:
             return f"{name} in {_ENVIRONMENT[caller]}"
         return f"export {name}={value}" if value else name
     if control.kind == "models":
         return _models(name, value, caller)
-    return for_caller(CONFIGURE_IN_BRIEF, caller)  # an LLM: each way to give one
+    if caller in _CONFIGURE_BY_OPERATOR:  # an LLM: each way to give one
+        return _CONFIGURE_BY_OPERATOR[caller]
+    return said(CONFIGURE_LLM, caller)
 
 
 def _models(verb: str, what: str, caller: Caller) -> str:
     """A ``hugginggpt models`` command (``download MODEL``, ``list --task TASK``,
-    ``cached``), or what it does for a caller who has no shell where the models are."""
-    if caller in ("cli", "python"):
+    ``cached``), or what it does for a caller who has no shell where the models are (a
+    Python caller runs it, and is not told the flags of a command line)."""
+    if caller == "cli":
         return f"hugginggpt models {verb}" + (
             f" {what}" if verb == "download" else f" --task {what}" if what else "")
+    if caller == "python":  # a shell command still, without the flags of one
+        return f"hugginggpt models {verb}" + (
+            f" {what}" if verb == "download" else f", for {what}" if what else "")
     if verb == "cached":
         where = "the server's" if caller == "served" else "this UI's"
         return f"{where} model cache ({_OPERATOR[caller]})"
@@ -242,16 +169,3 @@ def configure_llm(caller: Caller) -> str:
     if caller in _CONFIGURE_BY_OPERATOR:
         return _CONFIGURE_BY_OPERATOR[caller]
     return "set OPENAI_API_KEY or pass " + ("--llm" if caller == "cli" else "llm=MODEL")
-
-
-def for_caller(text: str, caller: Caller) -> str:
-    """``text`` with each ``hugginggpt`` flag and command phrased for ``caller`` (see
-    the module's docstring); the CLI's text is left as it is."""
-    if caller == "cli":
-        return text
-    if caller != "python":
-        text = text.replace(CONFIGURE_IN_BRIEF, _CONFIGURE_BY_OPERATOR[caller])
-        text = _EXPORT_IN_BRACKETS.sub(f"(in {_ENVIRONMENT[caller]})", text)
-        text = _EXPORT.sub(lambda found: f"{found[1]} in {_ENVIRONMENT[caller]}", text)
-    text = _MODELS_COMMAND.sub(lambda found: _models_command(found, caller), text)
-    return _FLAG.sub(lambda found: _flag(found, caller), text)

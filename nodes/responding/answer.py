@@ -23,7 +23,6 @@ from hugginggpt.tools.errors import Control, Fix, setting
 from hugginggpt.tools.experts.registry import find_tools
 from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.experts.words import Finished, listed, say
-from hugginggpt.tools.llm.config import CONFIGURE_IN_BRIEF
 from hugginggpt.tools.text import MAX_MESSAGE, clip
 
 __all__ = ["template_answer", "small_talk", "details", "NO_RESPONDER"]
@@ -210,9 +209,9 @@ def _lead(plan: list[Subtask], results: dict[int, SubtaskResult]) -> str:
     return f"I planned {len(plan)} steps; {listed(parts)}:"
 
 
-def small_talk(request: str) -> str:
+def small_talk(request: str, caller: Caller = "cli") -> str:
     """The reply to a request that needs no expert, without an LLM to write it: what
-    this can do without one, and how to add one."""
+    this can do without one, and how to add one (said for ``caller``)."""
     if _GREETING.search(request):
         opening = "Hello! "
     elif _THANKS.search(request):
@@ -221,8 +220,10 @@ def small_talk(request: str) -> str:
         opening = "I cannot answer that myself. "
     return (f"{opening}Without a language model configured I can run expert models "
             "(caption or read a photo, translate, summarise, transcribe speech, read a text "
-            "aloud, ...) but not chat or answer general questions; to add that, "
-            f"{CONFIGURE_IN_BRIEF}.")
+            f"aloud, ...) but not chat or answer general questions; {said(_ADD_AN_LLM, caller)}.")
+
+
+_ADD_AN_LLM = Fix(say="to add that, {}", controls=[Control(kind="llm")])
 
 
 def template_answer(plan: list[Subtask], results: dict[int, SubtaskResult], request: str,

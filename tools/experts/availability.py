@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from hugginggpt.tools.errors import Fix
 from hugginggpt.tools.experts.catalog import Catalog, ModelCard
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
 from hugginggpt.tools.experts.llm import LLM_BACKEND, unavailable_reason
@@ -63,7 +64,8 @@ def check_backend(mode: str) -> str:
         raise ValueError(
             f"no backend named {', '.join(repr(n) for n in unknown)}; expected "
             f"{', '.join(MODES)}, a registered backend ({', '.join(known)}; a plugin "
-            "adds its own with --plugin) or an order of them such as lite,hf-inference")
+            "module adds its own once imported) or an order of them such as "
+            "lite,hf-inference")
     if absent := [(name, extra) for name in names if (extra := missing_extra(name))]:
         raise ValueError("; ".join(
             f"the {name} backend is not installed: {install_command(extra)}"
@@ -201,7 +203,7 @@ def availability(task: str, model: str, catalog: Catalog) -> dict[str, bool]:
 
 
 def download_hint(task: str, catalog: Catalog, mode: str,
-                  fits: Callable[[ModelCard], bool] | None = None) -> str | None:
+                  fits: Callable[[ModelCard], bool] | None = None) -> Fix | None:
     """With downloads off, when this mode may use the local backend: the catalog's best
     model for ``task`` that is not cached and ``fits`` the subtask, the command that
     downloads it and its size (from the card; nothing touches the network)."""

@@ -25,7 +25,8 @@ __all__ = ["MAX_SHOWN", "MAX_LISTED", "Finished", "Saying", "say", "percent", "s
            "saved", "objects"]
 
 MAX_SHOWN = 600
-"""Characters of a text output shown in the answer; the rest is in ``--json``."""
+"""Characters of a text output shown in the answer; the rest is in the run's results
+(``--json``, the ``RunResult``, the thread's state)."""
 MAX_LISTED = 8
 """Items listed in one sentence (entities, objects, rows) before "and N more"."""
 _LABEL_KEYS = ("label", "word", "entity_group", "entity")
@@ -95,7 +96,7 @@ def shown_text(value: Any) -> str:
     if len(text) > MAX_SHOWN:
         cut = text[:MAX_SHOWN].rsplit(" ", 1)[0] if " " in text[:MAX_SHOWN] else text[:MAX_SHOWN]
         return (f"{cut} ... ({len(text)} characters in all; the whole output is in "
-                "--json and in the thread's trace)")
+                "the run's results and in the thread's trace)")
     return text
 
 

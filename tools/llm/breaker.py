@@ -30,9 +30,9 @@ from typing import Any, Literal
 
 from langchain_core.runnables.config import ensure_config
 
-from hugginggpt.tools.errors import LLMBudgetError, LLMCallError
+from hugginggpt.tools.errors import Control, Fix, LLMBudgetError, LLMCallError
 from hugginggpt.tools.llm.config import Endpoint, RoutingConfig
-from hugginggpt.tools.llm.errors import not_answering
+from hugginggpt.tools.llm.errors import REACH, not_answering
 from hugginggpt.tools.llm.records import LLMCall
 from hugginggpt.tools.llm.settings import LLMSettings
 
@@ -75,15 +75,26 @@ class Down:
         return f"did not answer within {self.timeout_s:g} s"
 
     def advice(self) -> str:
-        """What to do, told apart for a slow and a silent endpoint."""
+        """What to do, told apart for a slow and a silent endpoint (for one that refused
+        the connection, a setting to check: :attr:`fix`)."""
         if self.kind == "refused":
-            return "is the server running, and is --llm-base-url right?"
+            return ""
         if self.kind == "slow":
             return ("it answers, but slowly: raise HUGGINGGPT_LLM_TIMEOUT (now "
                     f"{self.timeout_s:g} s), use a smaller model, or try later")
         return ("not a byte came back: is the server up and serving the model? A longer "
                 f"HUGGINGGPT_LLM_TIMEOUT (now {self.timeout_s:g} s) helps only if it is "
                 "still loading")
+
+    @property
+    def fix(self) -> Fix | None:
+        """The setting to check, for an endpoint that refused the connection."""
+        return REACH if self.kind == "refused" else None
+
+    def said(self) -> str:
+        """What happened and, in brackets, what to do when that is not a setting."""
+        advice = self.advice()
+        return f"{self.what()} ({advice})" if advice else self.what()
 
 
 class LLMNotAnsweringError(LLMCallError):
@@ -92,7 +103,7 @@ class LLMNotAnsweringError(LLMCallError):
     sentence for the user."""
 
     def __init__(self, role: str, down: Down, *, earlier: bool) -> None:
-        super().__init__(down.cause)
+        super().__init__(down.cause, fix=down.fix)
         self.role = role
         self.down = down
         self.earlier = earlier
@@ -105,10 +116,9 @@ class LLMNotAnsweringError(LLMCallError):
             down = self.down
             when = ("earlier in this run" if down.cooling_s is None else
                     f"in an earlier run; it is asked again in {down.cooling_s:.0f} s")
-            return (f"the LLM {self.role} was not asked: {down.llm} {down.what()} {when} "
-                    f"({down.advice()})")
-        down = self.down
-        return f"the LLM {self.role} failed: {down.llm} {down.what()} ({down.advice()})"
+            advice = f" ({down.advice()})" if down.advice() else ""
+            return f"the LLM {self.role} was not asked: {down.llm} {down.what()} {when}{advice}"
+        return f"the LLM {self.role} failed: {self.down.llm} {self.down.said()}"
 
 
 @dataclass
@@ -204,7 +214,7 @@ def refuse_if_down(role: str, endpoints: list[Endpoint], run: str | None,
         calls.append(LLMCall(**record, llm=endpoint.label, endpoint=endpoint.name,
                              tier=endpoint.tier, attempt=attempt, ok=False,
                              error=f"not called: it did not answer earlier ({downs[0].cause})"))
-    calls[-1] = calls[-1].model_copy(update={"outcome": error.description})
+    calls[-1] = calls[-1].model_copy(update={"outcome": error.description, "fix": error.fix})
     raise error
 
 
@@ -217,8 +227,9 @@ def bounded_timeout(settings: LLMSettings, endpoint: Endpoint, role: str,
     if left <= 0:
         raise LLMBudgetError(
             f"the run has waited {BREAKER.waited(run):.0f} s for LLM replies, its time limit "
-            f"(max_run_s = {settings.max_run_s:g}); the {role} was not asked. Raise it with "
-            "--max-run-time or HUGGINGGPT_MAX_RUN_S if the run needs more")
+            f"(max_run_s = {settings.max_run_s:g}); the {role} was not asked", fix=Fix(
+                say="raise it with {} if the run needs more",
+                controls=[Control(kind="limit", name="max_run_s")]))
     return min(timeout, float(math.ceil(left)))
 
 

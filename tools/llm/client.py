@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables.config import ensure_config, merge_configs
 
-from hugginggpt.tools.errors import LLMCallError, LLMNotConfiguredError
+from hugginggpt.tools.errors import NO_LLM, LLMCallError, LLMNotConfiguredError
 from hugginggpt.tools.llm.breaker import (
     BREAKER,
     Down,
@@ -39,7 +39,7 @@ from hugginggpt.tools.llm.breaker import (
 )
 from hugginggpt.tools.llm.chat_models import client_for
 from hugginggpt.tools.llm.config import (
-    NOT_CONFIGURED_HELP,
+    NOT_CONFIGURED,
     ConfigError,
     Endpoint,
     Role,
@@ -52,6 +52,7 @@ from hugginggpt.tools.llm.errors import (
     describe_llm_error,
     is_endpoint_failure,
     llm_call_errors,
+    llm_error_fix,
 )
 from hugginggpt.tools.llm.local_chat import constrained
 from hugginggpt.tools.llm.providers import is_local, structured_method
@@ -215,15 +216,15 @@ def complete(
     check_budget(settings, role, calls, spent)
     if settings.replay is not None:
         if not settings.replay.serves(role):  # the recorded run had no LLM for it
-            raise LLMNotConfiguredError(NOT_CONFIGURED_HELP)
+            raise LLMNotConfiguredError(NOT_CONFIGURED, fix=NO_LLM)
         return settings.replay.reply(role, digest, messages, calls, turn)
     try:
         config = routing_config(settings)
     except ConfigError as exc:
-        raise LLMNotConfiguredError(str(exc)) from None
+        raise LLMNotConfiguredError(str(exc), fix=exc.fix) from None
     endpoints = config.for_role(role) if config else []
     if config is None or not endpoints:
-        raise LLMNotConfiguredError(NOT_CONFIGURED_HELP)
+        raise LLMNotConfiguredError(NOT_CONFIGURED, fix=NO_LLM)
     if missing := {e.name: why for e in endpoints if (why := missing_credentials(e))}:
         config = without_missing(config, role, missing, digest, messages, calls, need, turn)
         endpoints = config.for_role(role)
@@ -323,5 +324,6 @@ def complete(
             f"all {len(names)} endpoints failed ({len(failures)} attempts): "
             + "; ".join(f"{e.name}: {_error(exc)}" for e, exc in failures))
     # what the run is told, so that a replay tells it the same
-    calls[-1] = calls[-1].model_copy(update={"outcome": describe_llm_error(final, role)})
+    calls[-1] = calls[-1].model_copy(update={"outcome": describe_llm_error(final, role),
+                                             "fix": llm_error_fix(final)})
     raise final

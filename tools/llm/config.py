@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from hugginggpt.tools.env import env
+from hugginggpt.tools.errors import Control, Fix, setting
 from hugginggpt.tools.llm.endpoints import (
     ENDPOINT_ROLES,
     EXPERT_ROLE,
@@ -52,8 +53,8 @@ __all__ = [
     "ConfigError",
     "Strategy",
     "STRATEGIES",
-    "NOT_CONFIGURED_HELP",
-    "CONFIGURE_IN_BRIEF",
+    "NOT_CONFIGURED",
+    "CONFIGURE_LLM",
     "LLM_KEYS",
     "load_config",
     "parse_config",
@@ -65,30 +66,17 @@ __all__ = [
 
 NOT_CONFIGURED = ("No LLM is configured (the built-in offline planner only handles requests "
                   "like its examples)")
-"""The first sentence of :data:`NOT_CONFIGURED_HELP`, for an answer whose fix says the
-rest the caller's way."""
+"""What is wrong when a stage needs an LLM and none is configured; the fix says the rest
+the caller's way (:data:`~hugginggpt.tools.errors.NO_LLM`)."""
 
-NOT_CONFIGURED_HELP = """\
-No LLM is configured (the built-in offline planner only handles requests like its
-examples). Configure one of:
-  - OpenAI:            export OPENAI_API_KEY=sk-...   (optionally --llm gpt-4o)
-  - any OpenAI-compatible server (vLLM, Ollama, TGI, LM Studio):
-                       --llm MODEL --llm-base-url http://localhost:11434/v1
-                       (or HUGGINGGPT_LLM and HUGGINGGPT_LLM_BASE_URL)
-  - another provider:  --llm anthropic:claude-sonnet-4-5 with ANTHROPIC_API_KEY set,
-                       or ollama:qwen3:4b, google_genai:..., mistralai:..., groq:...
-                       (pip install 'hugginggpt[anthropic]', [ollama], [google], ...)
-  - Hugging Face:      --llm hf:meta-llama/Llama-3.1-8B-Instruct with HF_TOKEN set,
-                       or --llm hf:https://your-endpoint.endpoints.huggingface.cloud
-  - several endpoints, routed by capability and load: --llm-config llms.toml
-                       (docs/guides/llms.md, "Several LLMs")
-Or check a plan without any LLM: hugginggpt run "..." --dry-run --plan PLAN.json"""
-
-CONFIGURE_IN_BRIEF = (
-    "set OPENAI_API_KEY (export OPENAI_API_KEY=sk-...), or give --llm MODEL --llm-base-url "
-    "URL for an OpenAI-compatible server (vLLM, Ollama, ...), or --llm hf:REPO with HF_TOKEN "
-    "set")
-"""The how-to of :data:`NOT_CONFIGURED_HELP` in one clause, for answers that mention it."""
+CONFIGURE_LLM = Fix(
+    say="set OPENAI_API_KEY ({}), or give {} {} for an OpenAI-compatible server (vLLM, "
+        "Ollama, ...), or {} with HF_TOKEN set",
+    controls=[Control(kind="variable", name="OPENAI_API_KEY", value="sk-..."),
+              setting("llm", "MODEL"), setting("llm_base_url", "URL"),
+              setting("llm", "hf:REPO")])
+"""How to give a run an LLM, in one clause: each way, said for the caller (a caller with
+no shell where the run happens asks whoever runs it instead)."""
 
 LLM_KEYS = ("HUGGINGGPT_LLM_API_KEY", "OPENAI_API_KEY")
 """Where the key of the ``llm`` endpoint (``--llm``) is read from; optional for a server
@@ -150,7 +138,7 @@ def routing_config(settings: LLMSettings) -> RoutingConfig | None:
         for spec, roles in by_spec.items():
             hf = is_hf(spec) or is_local(spec)
             base_url = None if hf else settings.llm_base_url
-            checked_model(spec, base_url, "--llm")
+            checked_model(spec, base_url, "llm")
             openai = not hf and provider_of(spec, base_url)[0] == "openai"
             endpoints.append(Endpoint(
                 name=f"{spec} @ {redact(base_url)}" if base_url else spec, model=spec,

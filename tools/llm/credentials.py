@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import SecretStr
 
 from hugginggpt.tools.env import env
-from hugginggpt.tools.errors import LLMCredentialsError
+from hugginggpt.tools.errors import Control, Fix, LLMCredentialsError, setting, verbatim
 from hugginggpt.tools.llm.config import LLM_KEYS, Endpoint, Role, RoutingConfig
 from hugginggpt.tools.llm.providers import (
     ProviderError,
@@ -74,7 +74,7 @@ def hf_token(endpoint: Endpoint) -> SecretStr | None:
     return token
 
 
-def missing_credentials(endpoint: Endpoint) -> str | None:
+def missing_credentials(endpoint: Endpoint) -> Fix | None:
     """What the endpoint lacks to be called, and how to give it; None when nothing (a
     chat-model object the caller built holds its own keys)."""
     if endpoint.chat is not None or is_local(endpoint.model):  # none needed in-process
@@ -82,49 +82,57 @@ def missing_credentials(endpoint: Endpoint) -> str | None:
     if is_hf(endpoint.model):
         if not _is_hf_model_id(endpoint) or hf_token(endpoint) is not None:
             return None
-        return (f"{endpoint.label} is a Hugging Face model and needs a token: set HF_TOKEN "
-                "(export HF_TOKEN=hf_...) or log in with `hf auth login`; or give the URL "
-                "of a server of yours (--llm hf:https://...)")
+        return Fix(say=f"{verbatim(endpoint.label)} is a Hugging Face model and needs a token: "
+                       "set HF_TOKEN ({}) or log in with `hf auth login`; or give the URL of "
+                       "a server of yours ({})",
+                   controls=[_export("HF_TOKEN", "hf_..."), setting("llm", "hf:https://...")])
     if not _is_openai(endpoint):
         return _missing_provider_key(endpoint)
     names = endpoint.api_key_env or ("OPENAI_API_KEY",)
     if _first(names) is not None:
         return None
     if endpoint.base_url is None:
-        return (f"{endpoint.label} is OpenAI's API and needs a key: set {' or '.join(names)} "
-                f"(export {names[-1]}=sk-...), or give --llm-base-url for an "
-                "OpenAI-compatible server (vLLM, Ollama, ...) that needs none")
+        return Fix(say=f"{verbatim(endpoint.label)} is OpenAI's API and needs a key: set "
+                       f"{' or '.join(names)} ({{}}), or give {{}} for an OpenAI-compatible "
+                       "server (vLLM, Ollama, ...) that needs none",
+                   controls=[_export(names[-1], "sk-..."), setting("llm_base_url")])
     if endpoint.api_key_env and endpoint.api_key_env != LLM_KEYS:
-        return (f"{endpoint.label} reads its key from {' or '.join(names)} (its "
-                f"api_key_env), which is not set: export {names[0]}=...")
+        return _reads_its_key(endpoint, names)
     return None
 
 
-def _missing_provider_key(endpoint: Endpoint) -> str | None:
+def _export(name: str, value: str = "...") -> Control:
+    return Control(kind="variable", name=name, value=value)
+
+
+def _reads_its_key(endpoint: Endpoint, names: tuple[str, ...]) -> Fix:
+    return Fix(say=f"{verbatim(endpoint.label)} reads its key from {' or '.join(names)} (its "
+                   "api_key_env), which is not set: {}", controls=[_export(names[0])])
+
+
+def _missing_provider_key(endpoint: Endpoint) -> Fix | None:
     """What a ``provider:model`` endpoint lacks: its ``api_key_env`` when the
     configuration names one, else the key variable of the provider's chat model (none
     at a base URL, a server of the user's)."""
     if _first(endpoint.api_key_env) is not None:
         return None
     if endpoint.api_key_env and endpoint.api_key_env != LLM_KEYS[:1]:
-        names = endpoint.api_key_env
-        return (f"{endpoint.label} reads its key from {' or '.join(names)} (its "
-                f"api_key_env), which is not set: export {names[0]}=...")
+        return _reads_its_key(endpoint, endpoint.api_key_env)
     if endpoint.base_url:
         return None
     try:
         if variables := missing_key(endpoint.model, None):
-            return (f"{endpoint.label} needs a key: set {' or '.join(variables)} "
-                    f"(export {variables[0]}=...)")
+            return Fix(say=f"{verbatim(endpoint.label)} needs a key: set "
+                           f"{' or '.join(variables)} ({{}})", controls=[_export(variables[0])])
         chat_model(endpoint.model, None, {})
     except ProviderError:
         return None  # said when the client is built, as a configuration error
     except ValueError as exc:  # a chat model that cannot be built from its settings
-        return f"{endpoint.label} cannot be set up: {exc}"
+        return Fix(say=verbatim(f"{endpoint.label} cannot be set up: {exc}"))
     return None
 
 
-def without_missing(config: RoutingConfig, role: Role, missing: dict[str, str], digest: str,
+def without_missing(config: RoutingConfig, role: Role, missing: dict[str, Fix], digest: str,
                     messages: list[BaseMessage], calls: list[LLMCall], need: int,
                     turn: int) -> RoutingConfig:
     """The configuration without the endpoints that lack their key or token (no request
@@ -139,14 +147,12 @@ def without_missing(config: RoutingConfig, role: Role, missing: dict[str, str], 
         for why in missing.values():
             _log.warning("LLM endpoint skipped for the %s: %s", role, why)
         return config.model_copy(update={"endpoints": kept})
-    error = LLMCredentialsError(
-        f"the {role} LLM cannot be called: " + "; ".join(missing.values()), role=role,
-        missing=missing.values())
+    error = LLMCredentialsError(role, missing.values())
     for attempt, endpoint in enumerate(config.for_role(role), 1):
         calls.append(LLMCall(
             role=role, llm=endpoint.label, endpoint=endpoint.name, tier=endpoint.tier,
             need=need, turn=turn, attempt=attempt, digest=digest, at=time.time(),
             request=recorded_request(messages), ok=False,
             error=f"not called: {missing[endpoint.name]}"))
-    calls[-1] = calls[-1].model_copy(update={"outcome": error.description})
+    calls[-1] = calls[-1].model_copy(update={"outcome": error.description, "fix": error.fix})
     raise error

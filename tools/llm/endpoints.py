@@ -230,7 +230,7 @@ def checked_model(model: str, base_url: str | None, where: str) -> None:
     try:
         check_model(model, base_url)
     except ProviderError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        raise ConfigError(f"{where}: {exc}", fix=exc.fix) from None
 
 
 def _endpoint(raw: Any, where: str) -> Endpoint:

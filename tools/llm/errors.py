@@ -19,12 +19,16 @@ import sys
 from collections.abc import Iterator
 from typing import Any, Literal
 
-from hugginggpt.tools.errors import LLMCallError
+from hugginggpt.tools.errors import Fix, LLMCallError, setting
 from hugginggpt.tools.redact import redact
 from hugginggpt.tools.text import MAX_MESSAGE, clip
 
-__all__ = ["llm_call_errors", "describe_llm_error", "not_answering", "is_endpoint_failure",
-           "EndpointFailure", "status_of"]
+__all__ = ["llm_call_errors", "describe_llm_error", "llm_error_fix", "not_answering",
+           "is_endpoint_failure", "EndpointFailure", "status_of", "REACH"]
+
+REACH = Fix(say="is the server running, and is {} right?", controls=[setting("llm_base_url")])
+"""What to check when an LLM endpoint refused the connection."""
+_MODEL_NAME = Fix(say="check the model name given with {}", controls=[setting("llm")])
 
 _ALWAYS: tuple[type[BaseException], ...] = (TimeoutError, ConnectionError, LLMCallError)
 
@@ -124,8 +128,24 @@ def not_answering(exc: BaseException) -> Literal["timeout", "connect"] | None:
 
 
 def describe_llm_error(exc: BaseException, label: str) -> str:
-    """One sentence for the user: what failed, and what to check."""
+    """One sentence for the user: what failed, and what to check when that is not a
+    setting (:func:`llm_error_fix` says which setting)."""
     return redact(_describe(exc, label))
+
+
+def llm_error_fix(exc: BaseException) -> Fix | None:
+    """The setting to check when an LLM call failed for want of it: the base URL of a
+    server that refused the connection, the model name a server does not know; or the
+    fix the error carries (the keys the endpoints lack)."""
+    if (fix := getattr(exc, "fix", None)) is not None:
+        return fix
+    if isinstance(exc, EndpointFailure) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    elif isinstance(exc, LLMCallError):
+        return None
+    if not_answering(exc) == "connect":
+        return REACH
+    return _MODEL_NAME if status_of(exc) == 404 else None
 
 
 def _describe(exc: BaseException, label: str) -> str:
@@ -137,16 +157,15 @@ def _describe(exc: BaseException, label: str) -> str:
         return (f"the LLM {label} failed: {clip(str(exc), MAX_MESSAGE)} (check each endpoint "
                 "and its logs)")
     status = status_of(exc)
+    said = f"the LLM {label} failed: {type(exc).__name__}: {clip(str(exc), MAX_MESSAGE)}"
     if (kind := not_answering(exc)) == "timeout":
         hint = "the endpoint did not answer in time; raise HUGGINGGPT_LLM_TIMEOUT or try later"
-    elif kind == "connect":
-        hint = "is the server running, and is --llm-base-url right?"
+    elif kind == "connect" or status == 404:  # a setting to check: llm_error_fix
+        return said
     elif status == 401:
         hint = ("check OPENAI_API_KEY (or HUGGINGGPT_LLM_API_KEY)"
                 if isinstance(exc, _loaded("openai", "APIError"))
                 else "check the endpoint's API key")
-    elif status == 404:
-        hint = "check the model name given with --llm"
     elif status == 429:
         hint = ("the endpoint answered HTTP 429, its rate limit or quota; check its logs, "
                 "or retry later")
@@ -156,4 +175,4 @@ def _describe(exc: BaseException, label: str) -> str:
         hint = "the reply could not be read; check the endpoint and its logs"
     else:
         hint = "check the endpoint and its logs"
-    return f"the LLM {label} failed: {type(exc).__name__}: {clip(str(exc), MAX_MESSAGE)} ({hint})"
+    return f"{said} ({hint})"

@@ -22,20 +22,25 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from hugginggpt.tools.errors import LLMBudgetError, LLMNotConfiguredError, ToolExecutionError
+from hugginggpt.tools.errors import (
+    Control,
+    Fix,
+    LLMBudgetError,
+    LLMNotConfiguredError,
+    ToolExecutionError,
+)
 from hugginggpt.tools.llm.breaker import BREAKER
 from hugginggpt.tools.llm.client import complete
 from hugginggpt.tools.llm.config import EXPERT_ROLE, ConfigError, describe_llm, routing_config
 from hugginggpt.tools.llm.credentials import missing_credentials
-from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
+from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors, llm_error_fix
 from hugginggpt.tools.llm.records import LLMCall
 from hugginggpt.tools.llm.replies import reply_text
 from hugginggpt.tools.llm.settings import LLMSettings
 
 __all__ = ["ExpertLLM", "SubtaskLLM", "expert_unavailable", "expert_settings"]
 
-NO_LLM = ("no LLM configured (give --llm, --llm-base-url or --llm-config, or set "
-          "OPENAI_API_KEY)")
+NO_LLM = "no LLM configured"
 
 
 def expert_unavailable(settings: LLMSettings) -> str | None:
@@ -61,13 +66,14 @@ def expert_unavailable(settings: LLMSettings) -> str | None:
                 '"expert" to the roles of an endpoint)')
     missing = [why for e in endpoints if (why := missing_credentials(e)) is not None]
     if len(missing) == len(endpoints):
-        return "; ".join(missing)
+        return "; ".join(map(str, missing))
     # an endpoint that just did not answer (in this run or another in the process) is
     # not offered as an expert until its cool-down is over
     down = [d for e in endpoints if (d := BREAKER.down(e, None)) is not None]
     if len(down) == len(endpoints):
         return (f"its LLM {down[0].llm} {down[0].what()} and is not asked again for "
-                f"{down[0].cooling_s or 0:.0f} s ({down[0].advice()})")
+                f"{down[0].cooling_s or 0:.0f} s" + (f" ({down[0].advice()})"
+                                                     if down[0].advice() else ""))
     return None
 
 
@@ -162,9 +168,11 @@ class SubtaskLLM:
         except LLMBudgetError:
             raise
         except LLMNotConfiguredError:
-            raise ToolExecutionError(NO_LLM) from None
+            raise ToolExecutionError(NO_LLM, fix=Fix(
+                say="configure one: {}", controls=[Control(kind="llm")])) from None
         except llm_call_errors() as exc:
-            raise ToolExecutionError(describe_llm_error(exc, EXPERT_ROLE)) from exc
+            raise ToolExecutionError(describe_llm_error(exc, EXPERT_ROLE),
+                                     fix=llm_error_fix(exc)) from exc
         finally:
             self._run._release(self.calls, new)
         answered = new[-1]

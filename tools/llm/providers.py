@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from hugginggpt.tools.env import env
-from hugginggpt.tools.errors import HuggingGPTError
+from hugginggpt.tools.errors import Fix, HuggingGPTError, setting
 from hugginggpt.tools.extras import extra_of, install_command, missing
 
 if TYPE_CHECKING:
@@ -82,8 +82,9 @@ def provider_of(model: str, base_url: str | None) -> tuple[str, str]:
     raise ProviderError(
         f"unknown LLM provider {found.group(1)!r} in {model!r}: write PROVIDER:MODEL "
         f"(anthropic:claude-sonnet-4-5, ollama:qwen3:4b, ...), with PROVIDER one of "
-        f"{known}; or a bare model name for OpenAI (gpt-4o-mini); or hf:REPO_OR_URL; "
-        "or give --llm-base-url for an OpenAI-compatible server")
+        f"{known}; or a bare model name for OpenAI (gpt-4o-mini); or hf:REPO_OR_URL",
+        fix=Fix(say="for an OpenAI-compatible server, give {}",
+                controls=[setting("llm_base_url")]))
 
 
 def _package(provider: str) -> str:

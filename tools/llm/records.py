@@ -18,7 +18,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel, Field
 
-from hugginggpt.tools.errors import LLMBudgetError
+from hugginggpt.tools.errors import Fix, LLMBudgetError
 from hugginggpt.tools.llm.settings import LLMSettings
 from hugginggpt.tools.redact import redact
 
@@ -63,6 +63,8 @@ class LLMCall(BaseModel):
     reply: dict[str, Any] | None = None
     outcome: str | None = None
     """On the last attempt of a call that failed everywhere: what the run was told."""
+    fix: Fix | None = None
+    """With ``outcome``: what the run was told to do about it (a setting to check)."""
     replayed: bool = False
     call_id: str = Field(default_factory=lambda: uuid.uuid4().hex[:16])
     """The call's key for its prompt and reply in the thread's store (records written

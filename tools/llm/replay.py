@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from hugginggpt.tools.errors import LLMCallError
+from hugginggpt.tools.errors import Fix, LLMCallError
 from hugginggpt.tools.llm.config import ENDPOINT_ROLES
 from hugginggpt.tools.llm.records import LLMCall, recorded_request
 
@@ -36,8 +36,8 @@ class ReplayExhaustedError(LLMCallError):
 class ReplayedFailureError(LLMCallError):
     """A recorded call that failed on every endpoint, failing again in the replay."""
 
-    def __init__(self, error: str, description: str | None) -> None:
-        super().__init__(f"replayed failure: {error}")
+    def __init__(self, error: str, description: str | None, fix: Fix | None = None) -> None:
+        super().__init__(f"replayed failure: {error}", fix=fix)
         self.description = description
 
 
@@ -136,7 +136,8 @@ class Recording:
             calls.append(LLMCall(role=role, llm="replay", endpoint="replay", ok=False,
                                  error=error, turn=turn, digest=digest, request=request,
                                  replayed=True))
-            raise ReplayedFailureError(error, recorded.attempts[-1].outcome)
+            raise ReplayedFailureError(error, recorded.attempts[-1].outcome,
+                                       recorded.attempts[-1].fix)
         assert answer.reply is not None
         calls.append(answer.model_copy(update={
             "llm": f"replay of {answer.llm}", "turn": turn, "digest": digest,

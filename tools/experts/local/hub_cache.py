@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from hugginggpt.tools.errors import Control, Fix, setting, verbatim
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, Catalog, ModelCard, load_catalog
 from hugginggpt.tools.experts.registry import backend_settings
 
@@ -121,7 +122,7 @@ def _card(catalog: Catalog, model_id: str, task: str | None) -> ModelCard | None
 
 
 def download_hint(task: str, catalog: Catalog,
-                  fits: Callable[[ModelCard], bool] | None = None) -> str | None:
+                  fits: Callable[[ModelCard], bool] | None = None) -> Fix | None:
     """With downloads off: the best catalog model for ``task`` that is not cached and
     ``fits`` (reads the text and writes the target language: a model that cannot do a
     translation's pair is no advice), as the command that gets it and its size from the
@@ -134,5 +135,6 @@ def download_hint(task: str, catalog: Catalog,
         return None
     best = cards[0]
     size = f", {best.size_mb:g} MB" if best.size_mb else ""
-    return (f"local: {best.id} is not cached (hugginggpt models download {best.id}{size}; "
-            "or run with --download ask|yes)")
+    return Fix(say=verbatim(f"local: {best.id} is not cached (") + f"{{}}{size}; or run with {{}})",
+               controls=[Control(kind="models", name="download", value=best.id),
+                         setting("download", "ask|yes")])

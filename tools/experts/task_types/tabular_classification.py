@@ -24,7 +24,8 @@ def _tabular(done: Finished) -> str:
     each = [f"row {int(r.get('row', i)) + 1}: {label_name(r)}"
             + (f" {shown_score(r['score'], True)}" if isinstance(r.get("score"), float) else "")
             for i, r in enumerate(rows[:MAX_LISTED])]
-    more = f", and {len(rows) - MAX_LISTED} more in --json" if len(rows) > MAX_LISTED else ""
+    more = (f", and {len(rows) - MAX_LISTED} more in the run's results"
+            if len(rows) > MAX_LISTED else "")
     return f"Classified {plural('row', len(rows))}: {tally} ({', '.join(each)}{more})."
 
 
