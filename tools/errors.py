@@ -103,7 +103,7 @@ def setting(name: str, value: str = "") -> Control:
     return Control(kind="setting", name=name, value=value)
 
 
-NO_LLM = Fix(say="configure one: {}; or check a plan without any LLM with {} and {}",
+NO_LLM = Fix(say="{}; or check a plan without any LLM with {} and {}",
              controls=[Control(kind="llm"), setting("backend", "dry-run"),
                        setting("plan", "PLAN.json")])
 """What to do when no LLM is configured and the offline planner cannot plan."""

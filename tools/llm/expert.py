@@ -169,7 +169,7 @@ class SubtaskLLM:
             raise
         except LLMNotConfiguredError:
             raise ToolExecutionError(NO_LLM, fix=Fix(
-                say="configure one: {}", controls=[Control(kind="llm")])) from None
+                say="{}", controls=[Control(kind="llm")])) from None
         except llm_call_errors() as exc:
             raise ToolExecutionError(describe_llm_error(exc, EXPERT_ROLE),
                                      fix=llm_error_fix(exc)) from exc
