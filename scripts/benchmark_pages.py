@@ -94,8 +94,12 @@ def uncommitted() -> list[str]:
     return [path for path in paths if not path.startswith(OWN_FILES)]
 
 
-def run(name: str) -> dict[str, Any]:
-    """Run a benchmark as its page shows it, and its output with its stamp."""
+def run(name: str, timeout_s: float | None = None) -> dict[str, Any]:
+    """Run a benchmark as its page shows it, and its output with its stamp.
+
+    Raises:
+        subprocess.TimeoutExpired: it ran longer than ``timeout_s`` (nothing is stored).
+    """
     benchmark = BENCHMARKS[name]
     load = os.getloadavg()[0]
     stamp = {"command": benchmark.command(name),
@@ -104,7 +108,7 @@ def run(name: str) -> dict[str, Any]:
              "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
     started = time.monotonic()
     done = subprocess.run([sys.executable, f"benchmarks/{name}.py", *benchmark.args],
-                          cwd=ROOT, capture_output=True, text=True)
+                          cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
     output = done.stdout.rstrip()
     if done.returncode != 0:  # what it said on the way out, after what it printed
         output += "\n\n[stderr, last lines]\n" + "\n".join(done.stderr.splitlines()[-15:])
@@ -248,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = sub.add_parser("run", help="run benchmarks, store their stamped output, and "
                                       "write the pages")
     runs.add_argument("names", nargs="+", choices=list(BENCHMARKS), metavar="NAME")
+    runs.add_argument("--timeout", type=float, metavar="SECONDS",
+                      help="give up on a benchmark that runs longer (nothing is stored)")
     parser.add_argument("--check", action="store_true",
                         help="exit 1 if a page or chart differs from the stored results")
     args = parser.parse_args(argv)
@@ -259,7 +265,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if differ else 0
     for name in args.names if args.command == "run" else []:
         print(f"running {BENCHMARKS[name].command(name)}", file=sys.stderr)
-        result = run(name)
+        try:
+            result = run(name, args.timeout)
+        except subprocess.TimeoutExpired:
+            print(f"{name}: still running after {args.timeout:g} s, given up; nothing stored",
+                  file=sys.stderr)
+            continue
         path = result_path(name)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n",
