@@ -94,7 +94,7 @@ def scheduling(result: dict[str, Any]) -> str:
     from scripts.benchmark_pages import stamp_line
 
     ratio = r"\s*[\d.]+\s+([\d.]+)x\s*"
-    found = _figures(rf"^(\S+)\s+[\d.]+\s+\|{ratio}\|{ratio}\|{ratio}\|{ratio}\|",
+    found = _figures(rf"^(\S.*?)\s+[\d.]+\s+\|{ratio}\|{ratio}\|{ratio}\|{ratio}\|",
                      result["output"], "scheduling")
     return bars("Wall time over critical path, by DAG shape (lower is better)",
                 stamp_line(result),
@@ -142,3 +142,18 @@ CHARTS: dict[str, Chart] = {
 def chart(name: str, result: dict[str, Any]) -> str:
     """A benchmark's chart, from its stored result."""
     return CHARTS[name].make(result)
+
+
+def has_chart(name: str, result: dict[str, Any] | None) -> bool:
+    """Whether a stored run is drawn: a benchmark with a chart that printed its figures.
+    A run that failed before printing them has none (its page shows how it failed); a
+    run that succeeded without them raises the chart's ``ValueError``."""
+    if name not in CHARTS or result is None:
+        return False
+    try:
+        chart(name, result)
+    except ValueError:
+        if result["exit_code"] == 0:
+            raise
+        return False
+    return True

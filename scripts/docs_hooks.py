@@ -42,7 +42,7 @@ def on_config(config: Any) -> None:
 
 
 def on_pre_build(config: Any) -> None:
-    from scripts import benchmark_pages, reference_pages
+    from scripts import benchmark_pages, plan_drawing, reference_pages
 
     docs = Path(config["docs_dir"])
     for path in reference_pages.stale(docs):
@@ -51,6 +51,9 @@ def on_pre_build(config: Any) -> None:
     for path in benchmark_pages.stale(docs):
         log.warning("docs/%s differs from the benchmarks' stored results: run python "
                     "scripts/benchmark_pages.py", path)
+    for path in plan_drawing.stale(docs):
+        log.warning("docs/%s differs from the stored plan of a real run: run python "
+                    "scripts/plan_drawing.py", path)
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:
