@@ -137,3 +137,10 @@ def test_the_stamp_is_the_checkout_s_commit():
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", stamped["date"])
     assert all(not path.startswith("docs/") for path in stamped["uncommitted"])
     assert ROOT.joinpath("benchmarks", "scheduling.py").exists()
+
+
+def test_every_benchmark_has_a_page_in_the_nav():
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert all(f"benchmarks/{name}.md" in nav for name in BENCHMARKS)
+    scripts = {path.stem for path in (ROOT / "benchmarks").glob("*.py")}
+    assert set(BENCHMARKS) == scripts - {"__init__"}
