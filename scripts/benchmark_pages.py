@@ -119,7 +119,8 @@ def run(name: str, timeout_s: float | None = None) -> dict[str, Any]:
         output += "\n\n[stderr, last lines]\n" + "\n".join(done.stderr.splitlines()[-15:])
     return {**stamped, "exit_code": done.returncode,
             "seconds": round(time.monotonic() - started, 1),
-            "machine": f"{os.cpu_count()} CPUs, load average {load:.2f} when it started",
+            "machine": f"{os.cpu_count()} CPUs, load average {load:.2f} when it started "
+                       f"and {os.getloadavg()[0]:.2f} when it ended",
             "output": output}
 
 
