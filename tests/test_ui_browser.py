@@ -167,6 +167,9 @@ def _docs_screenshot(page: Any, name: str) -> None:
     if os.environ.get("HUGGINGGPT_DOCS_SCREENSHOTS") == "1":
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+        with Image.open(SCREENSHOTS / name) as shot:  # 256 colours: a page, not a photo
+            small = shot.convert("RGB").quantize(256)
+        small.save(SCREENSHOTS / name, optimize=True)
 
 
 def _status(page: Any, words: str) -> None:
