@@ -115,7 +115,7 @@ def run(name: str, timeout_s: float | None = None) -> dict[str, Any]:
     done = subprocess.run([sys.executable, f"benchmarks/{name}.py", *benchmark.args],
                           cwd=ROOT, capture_output=True, text=True, timeout=timeout_s)
     output = done.stdout.rstrip()
-    if done.returncode != 0:  # what it said on the way out, after what it printed
+    if done.returncode != 0 and done.stderr.strip():  # what it said on the way out
         output += "\n\n[stderr, last lines]\n" + "\n".join(done.stderr.splitlines()[-15:])
     return {**stamped, "exit_code": done.returncode,
             "seconds": round(time.monotonic() - started, 1),
