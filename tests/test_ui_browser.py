@@ -39,7 +39,9 @@ READ_AND_JUDGE = ("Read the text in this image and tell me whether it sounds pos
 PICTURE_TEXT = "I love this sunny day"
 SIMILAR = "How similar are 'a cat sat on the mat' and 'a kitten lay on the rug'?"
 SCREENSHOTS = ROOT / "docs" / "guides" / "img"
-"""Where the documentation's screenshots go, when asked (``HUGGINGGPT_DOCS_SCREENSHOTS``)."""
+"""Where the documentation's screenshots go, when asked."""
+TAKE_SCREENSHOTS = os.environ.get("HUGGINGGPT_DOCS_SCREENSHOTS") == "1"
+"""Read at import: each test runs without the ``HUGGINGGPT_*`` variables (conftest.py)."""
 RUN_S = 120_000
 """Milliseconds a run may take on the page (the first one loads the OCR engine)."""
 
@@ -164,7 +166,7 @@ def _picture(path: Path) -> Path:
 
 def _docs_screenshot(page: Any, name: str) -> None:
     """The page as it is now, for the documentation (``SCREENSHOTS``), when asked."""
-    if os.environ.get("HUGGINGGPT_DOCS_SCREENSHOTS") == "1":
+    if TAKE_SCREENSHOTS:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
         with Image.open(SCREENSHOTS / name) as shot:  # 256 colours: a page, not a photo
