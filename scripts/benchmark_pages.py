@@ -141,12 +141,19 @@ def load_result(name: str, docs: Path = DOCS) -> dict[str, Any] | None:
     return dict(result)
 
 
+def commit_of(stamped: dict[str, Any], code: str = "`") -> str:
+    """The commit a run was on, and the files that differed from it (as Markdown code,
+    unless ``code`` is empty)."""
+    words = f"{code}{stamped['commit']}{code}"
+    if stamped["uncommitted"]:
+        words += " with uncommitted changes to " + ", ".join(
+            f"{code}{path}{code}" for path in stamped["uncommitted"])
+    return words
+
+
 def stamp_line(result: dict[str, Any]) -> str:
     """The command, the commit and the date, as a figure's caption says them."""
-    commit = result["commit"]
-    if result["uncommitted"]:
-        commit += f" with uncommitted changes to {', '.join(result['uncommitted'])}"
-    return f"{result['command']} · commit {commit} · {result['date']}"
+    return f"{result['command']} · commit {commit_of(result, code='')} · {result['date']}"
 
 
 def about(name: str) -> str:
@@ -162,18 +169,15 @@ def _stamped(name: str, result: dict[str, Any]) -> list[str]:
 
     status = "exit status 0" if result["exit_code"] == 0 else \
         f"**exit status {result['exit_code']}** (the benchmark failed or its verdict was FAIL)"
-    commit = f"`{result['commit']}`"
-    if result["uncommitted"]:
-        commit += (" with uncommitted changes to "
-                   + ", ".join(f"`{path}`" for path in result["uncommitted"]))
     lines = [f'!!! info "Run by the page generator on {result["date"]}"',
-             f"    `{result['command']}` on commit {commit}, {result['date']}: "
+             f"    `{result['command']}` on commit {commit_of(result)}, {result['date']}: "
              f"{status}, {result['seconds']:g} s; {result['machine']}. Stored in "
              f"`docs/benchmarks/results/{name}.json` by `python scripts/benchmark_pages.py "
              f"run {name}`.", ""]
     if has_chart(name, result):
         lines += [f"![{CHARTS[name].alt}](img/{name}.svg)", ""]
-    return [*lines, "```text", result["output"], "```"]
+    fence = "````" if "```" in result["output"] else "```"
+    return [*lines, f"{fence}text", result["output"], fence]
 
 
 def page(name: str, docs: Path = DOCS) -> str:
@@ -197,8 +201,7 @@ def overview_block(docs: Path = DOCS) -> str:
     for name, benchmark in BENCHMARKS.items():
         result = load_result(name, docs)
         ran = ("not yet run" if result is None else
-               f"`{result['commit']}`{'+' if result['uncommitted'] else ''} "
-               f"| {result['date']} | {result['exit_code']}")
+               f"{commit_of(result)} | {result['date']} | {result['exit_code']}")
         if result is None:
             ran += " | | "
         rows.append(f"| [{benchmark.title}]({PAGES}/{name}.md) | `{benchmark.command(name)}` "

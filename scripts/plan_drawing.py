@@ -60,9 +60,8 @@ def picture(stored: dict[str, Any]) -> str:
 
 def caption(stored: dict[str, Any]) -> str:
     """The picture in the page, and what it shows, stamped."""
-    commit = f"`{stored['commit']}`" + (
-        " with uncommitted changes to " + ", ".join(f"`{p}`" for p in stored["uncommitted"])
-        if stored["uncommitted"] else "")
+    from scripts.benchmark_pages import commit_of
+
     return (f"![The plan of a real offline run, drawn as the web UI draws it]"
             f"(img/plan.svg)\n\n"
             f"The plan of a real run, as the web UI draws it: *\"{stored['request']}\"* with "
@@ -70,7 +69,7 @@ def caption(stored: dict[str, Any]) -> str:
             f"planner), on the `lite` backend; each box is a subtask with the model that "
             f"ran it, green when done, and each arrow a `<GENERATED>-k` dependency. The run "
             f"ended `{stored['status']}`. Drawn by `{stored['command']}` on commit "
-            f"{commit}, {stored['date']}.\n")
+            f"{commit_of(stored)}, {stored['date']}.\n")
 
 
 def stale(docs: Path = DOCS) -> list[str]:
