@@ -64,7 +64,7 @@ class Setup:
     ``snapshot_download``, their ``config.json`` only), then the set-up runs offline."""
     target: int | None = None
     counted: bool = True
-    """One of the four set-ups the coverage count reports (else: only the README's
+    """One of the four set-ups the coverage count reports (else: only the
     what-runs-where table uses it)."""
 
 

@@ -55,6 +55,7 @@ from hugginggpt.graph.context import Context
 from hugginggpt.nodes.execution.attempts import run_job
 from hugginggpt.nodes.execution.board import Board
 from hugginggpt.nodes.execution.jobs import Job
+from hugginggpt.tools.experts.lite import classifiers as lite_classifiers
 from hugginggpt.tools.experts.lite import engines as lite
 from hugginggpt.tools.experts.lite import languages as lite_languages
 from hugginggpt.tools.experts.lite import tools as lite_tools
@@ -130,14 +131,15 @@ class Management:
 
     @contextmanager
     def patched(self) -> Iterator[Management]:
-        """Where the tools look their models up: the loader names in the lite tools and
-        engines modules, and the local cache's entry point, release and uncached loader."""
+        """Where the tools look their models up: the loader names in the lite tools,
+        classifiers and engines modules, and the local cache's entry point, release and
+        uncached loader."""
         self._uncached = local_models._load_uncached
         timed = {name: self._timed(getattr(lite_languages, name, None)
                                    or getattr(lite, name), store)
                  for name, store in LOADERS.items()}
         with ExitStack() as stack:
-            for module in (lite, lite_tools, lite_languages):
+            for module in (lite, lite_tools, lite_classifiers, lite_languages):
                 for name in LOADERS:
                     if hasattr(module, name):
                         stack.enter_context(mock.patch.object(module, name, timed[name]))

@@ -25,8 +25,8 @@ Strategies (:data:`hugginggpt.tools.llm.config.STRATEGIES`, each on fresh statis
 ``lowest-latency`` (tier filter, then LiteLLM's latency-based routing: the lowest mean
 latency per completion token over the last 10 replies); ``round-robin``; ``strongest``.
 All fall back to the next endpoint when a call fails; the first two share the health
-checks. (The default used to be a latency model; see "Several LLMs" in the README for
-why least-busy replaced it.)
+checks. (The default used to be a latency model; see "Several LLMs" in docs/guides/llms.md
+for why least-busy replaced it.)
 
 Reported per strategy: p50 and p95 of a run's end-to-end latency, wall time, runs
 completed, plan repairs, failed attempts, the share of calls served by an endpoint of

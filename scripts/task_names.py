@@ -26,6 +26,11 @@ FOLDERS = ("graph", "nodes", "tools", "hugginggpt")
 BACKENDS = tuple(f"tools/experts/{name}" for name in ("local", "hf_inference", "lite", "llm"))
 DECLARATIONS = "tools/experts/task_types/"
 """Where task types are declared, a module each: naming one there is the point."""
+OTHER_MEANING = {"tools/llm/local_chat.py": {"text-generation"}}
+"""Names spelt in a file where they mean something else, not the task type: the local
+LLM client builds transformers' ``text-generation`` pipeline, which LangChain's
+``HuggingFacePipeline`` takes (and checks) by that name. It runs the planner, not an
+expert."""
 
 
 def _strings(tree: ast.AST) -> Iterator[str]:
@@ -64,8 +69,9 @@ def namers() -> dict[str, list[str]]:
         pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
         whole = {*aliases} | ({name} if "-" not in name else set())
         result[task] = [path for path, strings in sources.items()
-                        if any(s in whole or ("-" in name and pattern.search(s))
-                               for s in strings)]
+                        if task not in OTHER_MEANING.get(path, ())
+                        and any(s in whole or ("-" in name and pattern.search(s))
+                                for s in strings)]
     return result
 
 

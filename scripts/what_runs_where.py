@@ -1,6 +1,6 @@
 """What runs where: per task type, the backends that can run it, the model ``auto``
-chooses and whether it runs offline, generated from the code (``README.md`` and the
-documentation's ``docs/reference/what-runs-where.md`` show it).
+chooses and whether it runs offline, generated from the code (the documentation's
+``docs/reference/what-runs-where.md`` shows it).
 
 Nothing is listed by hand: the four set-ups of ``benchmarks/coverage.py`` are measured,
 and a fifth, offline with the catalog's models in the cache (each a fresh process,
@@ -12,9 +12,8 @@ that runs the task type. A backend, task type or catalog model added in the code
 up at the next run.
 
 Usage: ``python scripts/what_runs_where.py`` prints the table; ``--write`` replaces it,
-and the coverage table, in ``README.md`` and the documentation's page (between their
-``<!-- name -->`` and ``<!-- /name -->`` markers); ``--check`` exits 1 when either
-differs.
+and the coverage table, in the documentation's page (between its ``<!-- name -->`` and
+``<!-- /name -->`` markers); ``--check`` exits 1 when it differs.
 """
 
 from __future__ import annotations
@@ -29,8 +28,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.coverage import CACHED, SETUPS, Found, measure, report  # noqa: E402
 from scripts.reference_pages import with_blocks  # noqa: E402
 
-README = ROOT / "README.md"
-PAGES = (README, ROOT / "docs" / "reference" / "what-runs-where.md")
+PAGES = (ROOT / "docs" / "reference" / "what-runs-where.md",)
 """The files that show the generated blocks."""
 NEEDS = {"offline": "", "cached": "weights cached or downloaded", "llm": "LLM key",
          "llm+hf": "HF token", "downloads": "a download"}
@@ -65,7 +63,7 @@ def table(results: list[Found]) -> str:
 
 
 def blocks(results: list[Found]) -> dict[str, str]:
-    """The generated README blocks by marker name."""
+    """The generated blocks by marker name."""
     return {"what-runs-where": table(results), "coverage": report(results)}
 
 

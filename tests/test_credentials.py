@@ -131,7 +131,7 @@ def test_python_gets_an_aborted_result_not_an_exception(tmp_path):
                              workspace=str(tmp_path / "ws"))  # planner auto: offline
     assert planned.status == "completed" and "export OPENAI_API_KEY=sk-..." in \
         planned.planner_fallback
-    # the README's graph snippet, with a dry run
+    # the graph snippet of the Python guide (docs/guides/python.md), with a dry run
     from langgraph.checkpoint.memory import InMemorySaver
 
     app = build_graph(checkpointer=InMemorySaver())

@@ -13,9 +13,9 @@ from hugginggpt.cli import main
 from hugginggpt.nodes.planning.bank import load_bank
 
 ROOT = Path(__file__).resolve().parents[1]
-README_TABLE = "The offline planner on `evals/{name}.jsonl`"
-"""The sentence that introduces the README's table of a labelled set's figures."""
-SHOWN_IN = ("README.md", "docs/guides/evaluation.md")
+TABLE = "The offline planner on `evals/{name}.jsonl`"
+"""The sentence that introduces the documentation's table of a labelled set's figures."""
+SHOWN_IN = ("docs/guides/evaluation.md",)
 """The pages that show those tables."""
 TARGETS = {"labelled": (0.696, 0.429), "own_words": (0.85, 0.70)}
 """The least node F1 and edge F1 the offline planner must reach on each set: on the
@@ -75,11 +75,11 @@ def test_eval_report_that_cannot_be_written_is_a_clear_error(capsys, tmp_path):
     assert "cannot write the report to" in captured.err and "Traceback" not in captured.err
 
 
-def _readme_rows(name: str, page: str = "README.md") -> dict[str, list[str]]:
-    """The README's table of a labelled set (or another page's copy): group -> [n,
+def _shown_rows(name: str, page: str = SHOWN_IN[0]) -> dict[str, list[str]]:
+    """The documentation's table of a labelled set (or another page's copy): group -> [n,
     invalid, node F1, edge F1, arg-name F1, arg-value F1], as written."""
-    readme = (ROOT / page).read_text(encoding="utf-8")
-    table = readme[readme.index(README_TABLE.format(name=name)):].split("\n\n")[1]
+    text = (ROOT / page).read_text(encoding="utf-8")
+    table = text[text.index(TABLE.format(name=name)):].split("\n\n")[1]
     rows = {}
     for line in table.splitlines()[2:]:  # after the header and the --- line
         group, *cells = (cell.strip() for cell in line.strip().strip("|").split("|"))
@@ -99,8 +99,8 @@ def _printed_rows(text: str) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("name", sorted(TARGETS))
-def test_eval_of_the_shipped_sets_meets_the_readme_figures(capsys, tmp_path, name):
-    """The README's table, and the documentation's copy, are what `make eval` prints, row
+def test_eval_of_the_shipped_sets_meets_the_documented_figures(capsys, tmp_path, name):
+    """The documentation's table is what `make eval` prints, row
     for row, figure for figure, and the figures meet their targets."""
     report_file = tmp_path / "report.json"
     code = main(["eval", str(ROOT / "evals" / f"{name}.jsonl"), "--output", str(report_file)])
@@ -111,13 +111,13 @@ def test_eval_of_the_shipped_sets_meets_the_readme_figures(capsys, tmp_path, nam
     assert report["overall"]["invalid_rate"] <= 0.15
     node, edge = TARGETS[name]
     assert report["overall"]["node"]["f1"] >= node and report["overall"]["edge"]["f1"] >= edge
-    readme, printed = _readme_rows(name), _printed_rows(text)
-    assert {"overall", "shape single", "shape chain", "shape dag"} <= set(readme)
+    shown, printed = _shown_rows(name), _printed_rows(text)
+    assert {"overall", "shape single", "shape chain", "shape dag"} <= set(shown)
     assert set(report["by_nearness"]) == {"<0.6", "0.6-0.7", "0.7-0.8"}  # no near-copy
-    assert {f"nearest {band}" for band in report["by_nearness"]} <= set(readme)
+    assert {f"nearest {band}" for band in report["by_nearness"]} <= set(shown)
     nearness = next(line for line in text.splitlines() if line.startswith("Nearest bank"))
     for page in SHOWN_IN:
-        shown = _readme_rows(name, page)
+        shown = _shown_rows(name, page)
         assert {group: printed.get(group) for group in shown} == shown, page
         page_text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
         assert nearness.partition(": ")[2] in page_text, page

@@ -24,6 +24,14 @@ CONFIG = ROOT / "langgraph.json"
 GPU_CONFIG = ROOT / "langgraph.gpu.json"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 CUDA_INDEX = "https://download.pytorch.org/whl/cu126"
+GUIDE = ROOT / "docs" / "guides" / "deploying.md"
+"""The documentation's deployment guide: its commands are the ones checked here."""
+
+
+def _deploying() -> str:
+    """The guide's "Deploying" section (the page's last)."""
+    text = GUIDE.read_text()
+    return text[text.index("\n## Deploying"):]
 
 
 def _langgraph() -> str:
@@ -141,10 +149,7 @@ def test_the_gpu_variant_is_langgraph_json_with_the_cuda_index(
         [a for a, b in differ if a.startswith("RUN")]
     assert all(a.startswith("#") for a, b in differ if not a.startswith("RUN")), differ
     assert _lines(gpu_dockerfile).index(torch) == _torch_line(dockerfile)[0]
-    readme = (ROOT / "README.md").read_text()
-    deploying = readme[readme.index("## Deploying"):]
-    deploying = deploying[:deploying.index("\n## ", 1)]
-    assert "-c langgraph.gpu.json" in deploying
+    assert "-c langgraph.gpu.json" in _deploying()
 
 
 def test_dockerfile_lines_survive_langgraph_up(dockerfile: str, gpu_dockerfile: str):
@@ -284,9 +289,8 @@ def test_the_compose_file_runs_replicas_on_the_shared_volumes(dockerfile: str):
     mounts = dict(reversed(v.split(":")[:2]) for v in api["volumes"])
     assert mounts.get(env["HF_HOME"]) in compose["volumes"], (mounts, env)
     assert mounts.get(env["HUGGINGGPT_WORKSPACE"]) in compose["volumes"], (mounts, env)
-    # the image README's build command makes
-    readme = (ROOT / "README.md").read_text()
-    tag = re.search(r"langgraph build -t (\S+)", readme[readme.index("## Deploying"):])
+    # the image the guide's build command makes
+    tag = re.search(r"langgraph build -t (\S+)", _deploying())
     assert tag is not None and api["image"] in (tag.group(1), f"${{HUGGINGGPT_IMAGE:-{tag.group(1)}}}")
     # the load balancer reaches the api service's port and passes streams unbuffered
     nginx = (ROOT / "deploy" / "nginx.conf").read_text()
@@ -316,7 +320,7 @@ def test_the_gpu_overrides_name_the_services_they_extend():
     assert set(gpu) == {"api"} <= set(compose)
     [device] = _gpu_request(gpu["api"])
     assert device["capabilities"] == ["gpu"]
-    readme = (ROOT / "README.md").read_text()
-    tag = re.search(r"-c langgraph\.gpu\.json -t (\S+)", readme)
+    guide = GUIDE.read_text()
+    tag = re.search(r"-c langgraph\.gpu\.json -t (\S+)", guide)
     assert tag is not None and gpu["api"]["image"] == f"${{HUGGINGGPT_IMAGE:-{tag.group(1)}}}"
-    assert "-c langgraph.gpu.json -d deploy/up.gpu.yaml" in readme
+    assert "-c langgraph.gpu.json -d deploy/up.gpu.yaml" in guide

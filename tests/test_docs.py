@@ -4,11 +4,15 @@ code's: a flag renamed in the parser, or a page edited by hand, fails here (and 
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Literal
 
 import pytest
@@ -173,3 +177,159 @@ def test_docstrings_rest_habits_read_as_markdown():
     assert markdown(text) == (
         "Uses `RunResult` and `hugginggpt.run`.\n\nExample:\n\n```python\nimport hugginggpt\n"
         "\nhugginggpt.run('x')\n```\n\nAfter.")
+
+
+# -- every flag the pages mention is the CLI's
+
+_PROGRAM = re.compile(
+    r"(?:(?<![\w.-])(?:\S*/)?(?:(?P<ours>hugginggpt)(?=\s[a-z])|(?:langgraph|pip|docker|curl|make|"
+    r"mkdocs|pytest|git|ollama|vllm|playwright|openssl)(?=\s))"
+    r"|(?:scripts|benchmarks)/\w+\.py)(?P<command>(?:\s+[a-z][a-z-]*){0,2})")
+_BETWEEN = re.compile(r"[;|()]")
+"""What ends a command in a code span or line (the next flag is no longer its)."""
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+_SCRIPT = re.compile(r"(?:scripts|benchmarks)/\w+\.py")
+_BREAK = re.compile(r"^\s*(?:[-*] |\d+\. |#|\||```|$)")
+"""A line that starts a paragraph of its own: a list item, a heading, a table row, a fence
+or a blank line."""
+
+
+def cli_flags(parser: argparse.ArgumentParser) -> dict[str, set[str]]:
+    """The flags of the ``hugginggpt`` parser by command ("" for the top level's,
+    ``models list`` for a nested one's)."""
+    found: dict[str, set[str]] = {"": set()}
+    for action in parser._actions:
+        found[""].update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                for command, flags in cli_flags(sub).items():
+                    found.setdefault(f"{name} {command}".strip(), set()).update(flags)
+    return found
+
+
+def _paragraphs(text: str) -> Iterator[tuple[int, str, bool]]:
+    """(first line, text, in a code block) of each paragraph; a code block's line is one,
+    with the lines its trailing backslash continues."""
+    fenced, start = False, 0
+    lines: list[str] = []
+    for number, line in enumerate([*text.splitlines(), ""], 1):
+        if line.lstrip().startswith("```"):
+            if lines:
+                yield start, "\n".join(lines), fenced
+            fenced, lines = not fenced, []
+            continue
+        if fenced:
+            if not lines:
+                start = number
+            lines.append(line)
+            if not line.rstrip().endswith("\\"):
+                yield start, "\n".join(lines), True
+                lines = []
+            continue
+        if _BREAK.match(line) and lines:
+            yield start, "\n".join(lines), False
+            lines = []
+        if line.strip():
+            if not lines:
+                start = number
+            lines.append(line)
+
+
+def mentioned_flags(text: str) -> Iterator[tuple[int, tuple[str, ...], str, str]]:
+    """Each ``--flag`` of a page: (line, whose it may be, the command named, flag). A flag
+    in a code span or code line that names a program before it is that program's (and
+    command's); any other is ``hugginggpt``'s or a flag of a script of this repository
+    that its paragraph or section names."""
+    section: list[str] = []
+    for start, paragraph, code in _paragraphs(text):
+        if paragraph.startswith("#"):
+            section = _SCRIPT.findall(paragraph)
+        others = ("hugginggpt", *section, *_SCRIPT.findall(paragraph))
+        spans = [paragraph] if code else paragraph.split("`")
+        offset = 0
+        for index, span in enumerate(spans):
+            program: tuple[str, ...] = others
+            command = ""
+            events = sorted([*_PROGRAM.finditer(span), *_FLAG.finditer(span),
+                             *_BETWEEN.finditer(span)], key=lambda m: m.start())
+            for match in events:
+                if match.re is _BETWEEN:
+                    program, command = others, ""
+                elif match.re is _PROGRAM and (code or index % 2):
+                    name = match.group(0).split()[0]
+                    program = ("hugginggpt",) if match.group("ours") else (
+                        name if name.endswith(".py") else name.rsplit("/", 1)[-1],)
+                    command = " ".join(match.group("command").split())
+                elif match.re is _FLAG:
+                    line = start + paragraph.count("\n", 0, offset + match.start())
+                    yield line, program, command, match.group(0)
+            offset += len(span) + 1
+
+
+def unknown_flags(pages: list[Path], parser: argparse.ArgumentParser) -> list[str]:
+    """The pages' mentions of a flag that is none of its possible owners': ``hugginggpt``
+    (the command named's, else any command's), a script of this repository (what its
+    ``--help`` lists). Another program's flags are its own business."""
+    flags = cli_flags(parser)
+    every = set().union(*flags.values())
+    helps: dict[str, str] = {}
+
+    def knows(owner: str, command: str, flag: str) -> bool:
+        if owner == "hugginggpt":
+            while command and command not in flags:
+                command = command.rpartition(" ")[0]
+            return flag in (flags[command] | flags[""] if command else every)
+        if not owner.endswith(".py"):
+            return True
+        if owner not in helps:
+            helps[owner] = subprocess.run([sys.executable, owner, "--help"], cwd=ROOT,
+                                          capture_output=True, text=True, timeout=120).stdout
+        return re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", helps[owner]) is not None
+
+    return [f"{page.relative_to(ROOT)}:{line}: {' | '.join(owners)} {command} {flag}"
+            for page in pages
+            for line, owners, command, flag in mentioned_flags(page.read_text(encoding="utf-8"))
+            if not any(knows(owner, command, flag) for owner in owners)]
+
+
+DOCUMENTED = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted(DOCS.rglob("*.md"))]
+
+
+@pytest.mark.timeout(300)
+def test_every_flag_the_pages_mention_is_the_clis():
+    """A flag renamed in the code, and not in the README or a page that mentions it (in
+    prose, in an example, in a shown output), fails here; the generated CLI page is
+    checked whole above."""
+    from hugginggpt.cli import _parser
+
+    assert unknown_flags(DOCUMENTED, _parser()) == []
+
+
+def test_a_flag_renamed_in_the_parser_is_found_in_the_pages():
+    """``--max-subtasks`` renamed in every command that has it, as renaming its setting
+    would: the pages that still say ``--max-subtasks`` are found."""
+    from hugginggpt.cli import _parser
+
+    parser = _parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices.values()
+    renamed = [a for command in commands for a in command._actions
+               if "--max-subtasks" in a.option_strings]
+    assert renamed
+    for action in renamed:
+        action.option_strings = ["--max-steps"]
+    wrong = unknown_flags([ROOT / "docs" / "getting-started.md", ROOT / "README.md"], parser)
+    assert wrong and all(w.endswith(" --max-subtasks") for w in wrong), wrong
+    assert any(w.startswith("docs/getting-started.md:") for w in wrong)
+
+
+def test_a_flag_is_given_to_the_command_named_before_it():
+    text = ("Run `hugginggpt models list --task x` or `langgraph dev --no-browser`; `--json`.\n"
+            "- `--plan`\n\n"
+            "```bash\n.venv/bin/hugginggpt run \"x\" \\\n  --backend lite\ncurl -fsS URL\n```\n"
+            "### Soak: `python benchmarks/soak.py`\n\n`--runs 5`\n")
+    anyone = ("hugginggpt",)
+    assert list(mentioned_flags(text)) == [
+        (1, anyone, "models list", "--task"), (1, ("langgraph",), "dev", "--no-browser"),
+        (1, anyone, "", "--json"), (2, anyone, "", "--plan"),
+        (6, anyone, "run", "--backend"),
+        (11, ("hugginggpt", "benchmarks/soak.py"), "", "--runs")]

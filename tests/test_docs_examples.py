@@ -1,4 +1,4 @@
-"""Every Python block of the documentation runs (pytest-examples), in a fresh folder with
+"""Every Python block of the README and the documentation runs (pytest-examples), in a fresh folder with
 the tests' offline environment; a block that shows what it prints (``#>`` lines after a
 ``print``) prints exactly that. Or its fence marks it not runnable, with the reason (```` ```python test="skip"
 reason="..." ````, taken off the fence when the site is built).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from scripts.reference_pages import DOCS
+from scripts.reference_pages import DOCS, ROOT
 
 pytest_examples = pytest.importorskip(
     "pytest_examples", reason="pytest-examples is not installed (pip install -e '.[docs]', "
@@ -20,7 +20,7 @@ CodeExample, EvalExample, find_examples = (pytest_examples.CodeExample,
                                            pytest_examples.find_examples)
 
 
-@pytest.mark.parametrize("example", list(find_examples(DOCS)), ids=str)
+@pytest.mark.parametrize("example", list(find_examples(ROOT / "README.md", DOCS)), ids=str)
 def test_the_python_blocks_run(example: CodeExample, eval_example: EvalExample, tmp_path,
                                monkeypatch):
     settings = example.prefix_settings()

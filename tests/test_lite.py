@@ -27,6 +27,7 @@ from hugginggpt.tools.experts.lite import (
     TEXTRANK,
     VADER,
     VADER_FR,
+    classifiers,
     engines,
 )
 from hugginggpt.tools.experts.lite import tools as lite_tools
@@ -147,9 +148,9 @@ def test_document_question_answering_finds_the_line_that_answers(images):
 
 
 def test_vader_labels_clear_sentiment():
-    positive = lite_tools.sentiment("I love this phone, the camera is fantastic!")
-    negative = lite_tools.sentiment(" ".join(REVIEW))
-    neutral = lite_tools.sentiment("The meeting is at ten in room four.")
+    positive = classifiers.sentiment("I love this phone, the camera is fantastic!")
+    negative = classifiers.sentiment(" ".join(REVIEW))
+    neutral = classifiers.sentiment("The meeting is at ten in room four.")
     assert [positive[0]["label"], negative[0]["label"], neutral[0]["label"]] == [
         "POSITIVE", "NEGATIVE", "NEUTRAL"]
     for labels in (positive, negative, neutral):
@@ -193,25 +194,25 @@ def test_zero_shot_ranks_the_label_the_text_is_about():
 
 
 def test_lingua_tells_languages_apart_and_reports_how_sure_it_is():
-    french = lite_tools.detect_language("Bonjour, je voudrais réserver une table pour deux ce soir.")
-    english = lite_tools.detect_language("Hello, I would like to book a table for two tonight.")
+    french = classifiers.detect_language("Bonjour, je voudrais réserver une table pour deux ce soir.")
+    english = classifiers.detect_language("Hello, I would like to book a table for two tonight.")
     assert french[0]["label"] == "fr" and english[0]["label"] == "en"
     assert french[0]["score"] > 0.9
-    dutch = lite_tools.detect_language("Dit is een mooie dag om te fietsen")  # langdetect: af
+    dutch = classifiers.detect_language("Dit is een mooie dag om te fietsen")  # langdetect: af
     assert dutch[0]["label"] == "nl", dutch
-    chinese = lite_tools.detect_language("这本书非常有意思")  # langdetect: ko
+    chinese = classifiers.detect_language("这本书非常有意思")  # langdetect: ko
     assert chinese[0]["label"] == "zh", chinese
-    hola = lite_tools.detect_language("Hola")  # too short to tell: said so, not 100%
+    hola = classifiers.detect_language("Hola")  # too short to tell: said so, not 100%
     assert hola[0]["score"] < 0.6 and sum(d["score"] for d in hola) <= 1.0001, hola
     short = "pasta al forno"
-    assert all(lite_tools.detect_language(short) == lite_tools.detect_language(short) for _ in range(5))
+    assert all(classifiers.detect_language(short) == classifiers.detect_language(short) for _ in range(5))
     with pytest.raises(ToolExecutionError, match="cannot tell the language"):
-        lite_tools.detect_language("12345 !!! 678")
+        classifiers.detect_language("12345 !!! 678")
 
 
 def test_text_that_is_too_long_is_refused():
     with pytest.raises(ToolExecutionError, match="more than"):
-        lite_tools.sentiment("good " * (lite_tools.MAX_TEXT_CHARS // 5 + 1))
+        classifiers.sentiment("good " * (engines.MAX_TEXT_CHARS // 5 + 1))
 
 
 # Loading, registration, selection

@@ -29,7 +29,7 @@ from tests import tiny_defaults, tiny_models, tiny_more
 from tests.conftest import run
 
 NOT_LOCAL = {"text-to-video", "audio-to-audio"}
-"""The task types the local backend leaves to other backends (see the README)."""
+"""The task types the local backend leaves to other backends (docs/reference/what-runs-where.md)."""
 
 _TINY_ARCHITECTURES = {
     "BertForSequenceClassification": (tiny_models, "text-classification"),

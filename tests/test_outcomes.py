@@ -170,12 +170,12 @@ def test_an_empty_plan_answered_directly_is_completed(capsys, workspace, llm_ser
     assert doc["response"] == "Hello! How can I help?"
 
 
-def test_the_exit_codes_are_documented_in_help_readme_and_docs(capsys):
+def test_the_exit_codes_are_documented_in_help_and_docs(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     text = capsys.readouterr().out
     pages = {page: (ROOT / page).read_text()
-             for page in ("README.md", "docs/concepts/run-end.md", "docs/reference/exit-codes.md")}
+             for page in ("docs/concepts/run-end.md", "docs/reference/exit-codes.md")}
     for status, code in EXPECTED_CODES.items():
         assert re.search(rf"^\s+{code}\s+{status}\b", text, re.M), (status, text)
         for page, shown in pages.items():

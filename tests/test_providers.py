@@ -30,7 +30,7 @@ REQUEST = "how similar are these?"
 
 
 COMPOUND = "Read the text in notice.png, then tell me the sentiment of the text."
-"""The README's compound request (the demo's first): OCR, then sentiment."""
+"""The compound request of Getting started (the demo's first): OCR, then sentiment."""
 COMPOUND_PLAN = {"subtasks": [
     {"id": 0, "task": "image-to-text", "dep": [], "args": {"image": "notice.png"}},
     {"id": 1, "task": "text-classification", "dep": [0], "args": {"text": "<GENERATED>-0"}}]}
@@ -92,7 +92,7 @@ def _cli(capsys: pytest.CaptureFixture[str], llm: str, url: str, workspace: Any,
 
 def _compound(capsys: pytest.CaptureFixture[str], llm: str, url: str, workspace: Path,
               *extra: str) -> tuple[int, dict[str, Any], str]:
-    """The README's compound request on the demo's notice, through ``--llm``."""
+    """The compound request on the demo's notice, through ``--llm``."""
     notice = make_samples(workspace.parent / "inputs")["notice.png"]
     code, out, err = _run(capsys, "run", COMPOUND, "--file", str(notice), "--llm", llm,
                           "--llm-base-url", url, "--backend", "lite", "--json",

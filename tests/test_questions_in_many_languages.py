@@ -177,3 +177,14 @@ def test_a_classification_that_names_nothing_to_classify_by_says_what_its_result
     assert asked["selections"]["0"]["asked"] == "sentiment"
     assert asked["response"].startswith("The review is positive")
     assert "That is its" not in asked["response"]
+
+
+@pytest.mark.parametrize("request_", [
+    "Also, list what the attached report spends on the budget, travel and rent.",
+    "Describe the photo associated with the memo, the invoice or the receipt.",
+])
+def test_a_labels_word_inside_another_word_reads_no_labels(request_):
+    """"als" (German "as") inside "Also", "as" inside "associated": no choices asked."""
+    from hugginggpt.nodes.planning.reading import labels_in
+
+    assert labels_in(request_) is None

@@ -1,7 +1,7 @@
-"""The what-runs-where table and coverage counts of the README and of the documentation's
-page are the code's: measured through the stubs (the mini-hub, the local LLM server,
-fresh caches) with selection's own test of what can run, and compared with both pages,
-which fails when either differs."""
+"""The what-runs-where table and coverage counts of the documentation's page are the
+code's: measured through the stubs (the mini-hub, the local LLM server, fresh caches) with
+selection's own test of what can run, and compared with the page, which fails when it
+differs."""
 
 from __future__ import annotations
 

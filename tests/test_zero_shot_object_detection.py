@@ -153,10 +153,24 @@ def test_nothing_found_is_said_so(detectors, tmp_path):
     ("find the dog in photo.jpg", ("object-detection", None)),  # a class a detector knows
     ("Find the faces in staff_party.jpg.", ("object-detection", None)),
     ("Locate every bicycle and person in bike_lane.png.", ("object-detection", None)),
+    # a word saying the thing is there is not part of it
+    ("Where are the garden gloves placed in shed.jpg?", (TASK, "garden gloves")),
+    ("Detect the trucks visible in street.jpg.", ("object-detection", None)),
 ])
 def test_the_offline_planner_reads_what_to_look_for(request_, expected):
     [step] = offline_plan(request_, [], load_bank(), max_subtasks=4).items
     assert (step["task"], step["args"].get("labels")) == expected
+
+
+@pytest.mark.parametrize("request_", [
+    "Mark the interesting region in scan.png.",  # an area of any kind names no thing
+    "Find the words written in note.png.",  # text, to be read, is one word here
+    "Find a reply to that in the screenshot.png.",  # no content words at all
+])
+def test_what_names_no_thing_is_not_looked_for(request_):
+    tasks = [step["task"] for step in offline_plan(request_, [], load_bank(),
+                                                   max_subtasks=4).items]
+    assert TASK not in tasks
 
 
 def test_the_catalog_cards_are_models_the_local_backend_loads():

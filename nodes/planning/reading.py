@@ -162,7 +162,7 @@ _SOURCE_RE = re.compile(rf"\b(?:from|de l'|du|del|aus dem|aus)\s*({_NAME_RE})(?!
                         rf"(?:从)\s*({_NAME_RE})", re.IGNORECASE)
 _LABELS_RE = re.compile(
     r"(?:\b(?:labels?|categories|classes|topics|as|into|between|among|one of|about|under|"
-    r"belong to|fits?|comme|como|entre|als|zwischen|parmi)\s*:?|:|为)\s*"
+    r"belong to|fits?|comme|como|entre|als|zwischen|parmi)\b\s*:?|:|为)\s*"
     r"([\w -]+(?:\s*[,、，]\s*[\w -]+)+|[\w-]+\s+(?:or|ou|o|oder|还是|或)\s+[\w-]+)",
     re.IGNORECASE)
 _ASKED_LABELS = re.compile(

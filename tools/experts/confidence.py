@@ -99,9 +99,10 @@ THRESHOLDS: dict[str, Threshold] = {
 }
 """The thresholds, per engine's measure (a transcript's word posteriors, an OCR line's
 score, a classifier's probabilities, zero-shot cosines, a document look-up's margin,
-VADER's compound), in one place: the README's "Uncertain results" section (under "How a
-run ends") repeats them. ``probabilities`` holds for every task type whose labels are
-alternatives (:attr:`~hugginggpt.tools.experts.tasks.TaskType.picks_one`)."""
+VADER's compound), in one place: the "Uncertain results" section of the documentation's
+"How a run ends" page (docs/concepts/run-end.md) repeats them. ``probabilities`` holds for
+every task type whose labels are alternatives
+(:attr:`~hugginggpt.tools.experts.tasks.TaskType.picks_one`)."""
 
 MIN_COSINE = 0.1
 """Zero-shot by cosine: a best label under this fits the text no better than unrelated

@@ -81,7 +81,7 @@ examples). Configure one of:
   - Hugging Face:      --llm hf:meta-llama/Llama-3.1-8B-Instruct with HF_TOKEN set,
                        or --llm hf:https://your-endpoint.endpoints.huggingface.cloud
   - several endpoints, routed by capability and load: --llm-config llms.toml
-                       (see the README, "Several LLMs")
+                       (docs/guides/llms.md, "Several LLMs")
 Or check a plan without any LLM: hugginggpt run "..." --dry-run --plan PLAN.json"""
 
 CONFIGURE_IN_BRIEF = (

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hugginggpt.tools.errors import NotInstalledError, ToolExecutionError
+from hugginggpt.tools.experts.catalog import ModelCard
+from hugginggpt.tools.experts.registry import register_tool
 from hugginggpt.tools.extras import install_command
 from hugginggpt.tools.threads import loading_model
 
@@ -27,6 +29,7 @@ __all__ = [
     "ocr_engine", "vader", "textrank", "espeak", "sphinx",
     "face_cascade", "text_encoder", "embed", "OCR_LOCK", "SUMMA_LOCK", "SPHINX_LOCK",
     "FACE_LOCK", "SPHINX_RATE", "MINILM_FILES", "MINILM_FIX", "minilm_dir", "minilm_missing",
+    "engine", "checked", "ranked", "MAX_TEXT_CHARS",
 ]
 
 T = TypeVar("T")
@@ -43,6 +46,46 @@ POCKETSPHINX = "lite/pocketsphinx-en-us"
 HAAR_FACES = "lite/opencv-haar-faces"
 SPHINX_RATE = 16_000
 """PocketSphinx's en-us acoustic model was trained on 16 kHz audio."""
+MAX_TEXT_CHARS = 100_000
+"""Longest text a lite engine accepts: TextRank's graph grows with the square of the
+sentence count."""
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def engine(task: str, model: str, description: str, *, license: str, languages: list[str],
+           size_mb: float, latency_s: float, limits: str = "", subjects: tuple[str, ...] = (),
+           embeds: bool = False) -> Callable[[F], F]:
+    """Register the decorated function as ``task``'s tool on the lite backend, with the
+    card that explains its engine (what it does and cannot do: selection and the answer
+    read it); ``embeds``: it embeds with all-MiniLM-L6-v2, whose weights may not be
+    here, and is no candidate while they are not."""
+    card = ModelCard(id=model, task=task, description=description, license=license,
+                     languages=languages, size_mb=size_mb, expected_latency_s=latency_s,
+                     downloads=0, likes=0, limits=limits, subjects=list(subjects))
+
+    def register(fn: F) -> F:
+        register_tool(fn, task, backend=LITE_BACKEND, models=[model], cards=[card],
+                      unavailable=minilm_missing if embeds else None)
+        return fn
+
+    return register
+
+
+def checked(text: str, engine: str) -> str:
+    """The text, refused when it is empty or too long for an in-process engine."""
+    if not text.strip():
+        raise ToolExecutionError(f"{engine}: the text is empty")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ToolExecutionError(
+            f"{engine}: the text has {len(text)} characters, more than {MAX_TEXT_CHARS}"
+        )
+    return text
+
+
+def ranked(scores: dict[str, float]) -> list[dict[str, Any]]:
+    """Labels in the pipeline format, best first (ties keep the given order)."""
+    ordered = sorted(scores.items(), key=lambda item: -item[1])
+    return [{"label": label, "score": round(score, 4)} for label, score in ordered]
 
 
 def load_once(load: Callable[[], T]) -> Callable[[], T]:

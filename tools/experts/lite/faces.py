@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hugginggpt.tools.errors import ToolExecutionError
-from hugginggpt.tools.experts.lite.engines import FACE_LOCK, face_cascade
+from hugginggpt.tools.experts.lite.engines import FACE_LOCK, HAAR_FACES, engine, face_cascade
 from hugginggpt.tools.experts.registry import ToolContext
 
 __all__ = ["FACE_LABEL", "FACE_SUBJECTS", "MIN_NEIGHBOURS", "find_faces", "detect_faces"]
@@ -86,6 +86,19 @@ def find_faces(picture: Any) -> list[dict[str, Any]]:
     return sorted(found, key=lambda f: -(f["box"]["xmax"] - f["box"]["xmin"]))
 
 
+@engine(
+    "object-detection", HAAR_FACES,
+    "Face detection only: OpenCV's frontal-face Haar cascade (Viola-Jones; the cascade "
+    "ships in the opencv-python package) boxes the upright faces seen from the front, "
+    "each labelled 'face', and draws the boxes on the image. Offered only for requests "
+    "about faces or people; finds no other object, and misses faces in profile, tilted, "
+    "small or partly hidden.",
+    license="bsd-3-clause", languages=["multilingual"], size_mb=1, latency_s=0.3,
+    limits="A Haar cascade finds frontal faces only (no profiles, bodies or other "
+           "objects), misses small or tilted ones and can take a texture for a face; its "
+           "scores are not probabilities.",
+    subjects=FACE_SUBJECTS,
+)
 def detect_faces(image: Path, ctx: ToolContext) -> dict[str, Any]:
     """The faces found (label ``face``, score, box in pixels) and the image with them
     drawn; no faces is an answer too (an empty list and the image unmarked)."""

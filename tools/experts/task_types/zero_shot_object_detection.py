@@ -17,12 +17,21 @@ from hugginggpt.tools.experts.words import (
 )
 
 _ARTICLES = r"the|a|an|my|our|your|any|every|each|all"
-_WORD = (rf"\b(?!(?:{_ARTICLES}|and|or|in|on|at|of|from|with|inside|within|objects?|things?"
-         r"|items?)\b)[^\W\d_]+")
+_FUNCTION = (r"and|or|in|on|at|of|from|with|inside|within|to|for|about|by|into|it|its|them"
+             r"|their|this|that|these|those|which")
+_ANY_KIND = r"objects?|things?|items?|areas?|regions?|parts?|portions?|sections?|spots?"
+_IN_PICTURE = (r"located|hidden|present|shown|visible|seen|placed|depicted|pictured|displayed"
+               r"|written|printed|drawn")
+_WORD = rf"\b(?!(?:{_ARTICLES}|{_FUNCTION}|{_ANY_KIND}|{_IN_PICTURE})\b)[^\W\d_]+"
 _THING = rf"{_WORD}(?:[ -]{_WORD}){{1,3}}"
 """A thing described in two words or more ("red mug", "car keys"): what a detector of
-fixed classes does not know; a bare class ("the dogs", "faces"), or objects, things or
-items of any kind ("the other objects"), are object detection's."""
+fixed classes does not know. Content words only: a bare class ("the dogs", "faces") is
+object detection's, and objects, things, items or areas of any kind ("the other
+objects", "the relevant area") name nothing to look for."""
+_WHERE = rf"(?:\s+(?:{_IN_PICTURE}))?"
+"""A word saying the thing is in the picture, after it and not part of it: "the green
+apple located in the image" looks for a green apple, "the text hidden in the image" for
+text (one word: not this task's)."""
 _MORE = (rf"(?:\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+)(?:(?:{_ARTICLES})\s+)?"
          rf"{_WORD}(?:[ -]{_WORD}){{0,3}}")
 
@@ -81,7 +90,7 @@ TASK = TaskType(
     cues=(Cue(  # English only: OWL-ViT's and OWLv2's text towers read English labels
         r"\b(?:find|locate|spot|detect|look for|search for|point out|highlight|circle|mark"
         rf"|show me|where(?:'s| is| are))\s+(?:(?:{_ARTICLES})\s+)*(?P<labels>{_THING}"
-        rf"(?:{_MORE})*)\s+(?:in|on|inside|within)\s+{_PICTURE}",
+        rf"(?:{_MORE})*){_WHERE}\s+(?:in|on|inside|within)\s+{_PICTURE}",
         needs="image", rank=125),),
     noun="the search of the image",
     say=_found,
