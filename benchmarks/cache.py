@@ -16,7 +16,7 @@ stream (planning, selection and the answer are not what the cache serves).
 
 - In one process: the request twice on one compiled graph and one workspace, on two
   threads; the second run's execution time as a share of the first's.
-- In two processes: ``python benchmarks/cache.py --one-run ...`` twice, one after the
+- In two processes: this script started again for one run, twice, one after the
   other, on a fresh workspace (the first process fills the cache, the second reads it
   from ``<workspace>/cache.sqlite``); the same share.
 - Misses: the same request with ``speech.wav`` replaced by another recording (subtask 0

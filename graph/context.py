@@ -105,6 +105,8 @@ class Context(BaseSettings, LLMSettings):
     ``lite``, or one a plugin registers), or a comma-separated order of backends such
     as ``llm,local`` (a backend left out is never used)."""
     dry_run_latency_scale: NonNegative = Field(1.0, validation_alias="HUGGINGGPT_DRY_RUN_SCALE")
+    """dry-run: the simulated experts sleep their catalog latency times this (0: not at
+    all)."""
     plan: PlanItems | None = None
     """A fixed plan (HuggingGPT format: a list of subtasks, or ``{"subtasks": [...]}``)
     to run instead of asking the planner. Its subtasks are checked by the plan
@@ -123,10 +125,19 @@ class Context(BaseSettings, LLMSettings):
     still waits for approval); ``plan`` approval shows the whole plan first."""
 
     max_subtasks: AtLeastOne = 10
+    """The most subtasks a plan may have; a larger one is refused (the planner is asked
+    again, then the run aborts)."""
     max_plan_retries: Count = Field(2, validation_alias="HUGGINGGPT_PLAN_RETRIES")
+    """How many times the planner is asked again with the problems of a plan the validator
+    refused, before the run aborts."""
     subtask_timeout_s: Seconds = Field(300.0, validation_alias="HUGGINGGPT_SUBTASK_TIMEOUT")
+    """Seconds one model call of a subtask may take before it counts as failed."""
     subtask_retries: Count = 2
+    """Retries of a subtask's model call after a transient error, before the next
+    candidate model is tried."""
     retry_backoff_s: NonNegative = Field(1.0, validation_alias="HUGGINGGPT_RETRY_BACKOFF")
+    """Seconds before the first retry of a subtask; each further retry waits twice as
+    long."""
     latency_budget_s: Seconds | None = Field(None, validation_alias="HUGGINGGPT_LATENCY_BUDGET")
     """Expected seconds per subtask that model selection aims for (None: no budget)."""
     max_models_per_subtask: AtLeastOne = 3
@@ -154,12 +165,17 @@ class Context(BaseSettings, LLMSettings):
     allow_private_urls: bool = False
     """Let URL inputs point at private, loopback or link-local addresses."""
     max_download_mb: Megabytes = 50.0
+    """The largest file a URL input may download, in megabytes."""
     download_timeout_s: Seconds = 30.0
+    """Seconds a URL input's whole download may take."""
     max_file_mb: Megabytes = 100.0
     """The largest local input file (attached or in the workspace) a subtask may read."""
 
     workspace: Annotated[str, Field(min_length=1)] = "hugginggpt-workspace"
+    """The folder of a run's artifacts and inputs (and of the CLI's checkpoints and
+    saved settings); a relative one is under the current folder."""
     catalog: str | None = None
+    """The local backend's model catalog, a JSON file (None: the shipped one)."""
 
     max_download_total_mb: Megabytes = 200.0
     """Megabytes that all URL inputs and model downloads of one run may take together

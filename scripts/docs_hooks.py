@@ -1,8 +1,9 @@
 """MkDocs hooks (``hooks:`` in ``mkdocs.yml``), run before the build renders anything.
 
-- The generated reference pages are checked against the code, so that ``mkdocs build
-  --strict`` fails on a stale page (a renamed flag, a changed exit code, a new setting)
-  as it does on a broken link.
+- The generated reference pages are checked against the code, and the benchmark pages
+  and charts against the benchmarks' stored results, so that ``mkdocs build --strict``
+  fails on a stale page (a renamed flag, a changed exit code, a new setting, a figure
+  edited by hand or without its stamp) as it does on a broken link.
 - A Python block's test settings (```` ```python test="skip" reason="..." ````, read by
   ``tests/test_docs_examples.py``) are taken off its fence before the page renders: the
   reader sees a plain Python block.
@@ -41,11 +42,18 @@ def on_config(config: Any) -> None:
 
 
 def on_pre_build(config: Any) -> None:
-    from scripts.reference_pages import stale
+    from scripts import benchmark_pages, plan_drawing, reference_pages
 
-    for path in stale(Path(config["docs_dir"])):
+    docs = Path(config["docs_dir"])
+    for path in reference_pages.stale(docs):
         log.warning("docs/%s differs from the code: run python scripts/reference_pages.py",
                     path)
+    for path in benchmark_pages.stale(docs):
+        log.warning("docs/%s differs from the benchmarks' stored results: run python "
+                    "scripts/benchmark_pages.py", path)
+    for path in plan_drawing.stale(docs):
+        log.warning("docs/%s differs from the stored plan of a real run: run python "
+                    "scripts/plan_drawing.py", path)
 
 
 def on_page_markdown(markdown: str, **_: Any) -> str:

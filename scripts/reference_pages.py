@@ -17,9 +17,12 @@ Usage: ``python scripts/reference_pages.py`` (or ``--write``) writes the pages;
 from __future__ import annotations
 
 import argparse
+import ast
+import inspect
 import os
 import re
 import sys
+import textwrap
 import tomllib
 import types
 import typing
@@ -217,42 +220,52 @@ def _default(field: Any) -> str:
     return f"`{field.default!r}`"
 
 
+def field_docstrings(model: type) -> dict[str, str]:
+    """Each field's docstring, the string literal after its declaration, read from the
+    source of a pydantic model and of the classes it inherits from (a subclass's own
+    wins).
+
+    ``Context`` leaves pydantic's ``use_attribute_docstrings`` off, which would read
+    every class's source at import, on every start; the page reads them here instead.
+    """
+    found: dict[str, str] = {}
+    for cls in reversed(model.__mro__):
+        try:
+            source = textwrap.dedent(inspect.getsource(cls))
+        except (OSError, TypeError):  # a builtin, or a class made at run time
+            continue
+        body = ast.parse(source).body[0]
+        statements = getattr(body, "body", [])
+        for statement, after in zip(statements, statements[1:], strict=False):
+            if (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                found[statement.target.id] = inspect.cleandoc(after.value.value)
+    fields = model.model_fields  # type: ignore[attr-defined]
+    return {name: text for name, text in found.items() if name in fields}
+
+
 def settings_rows(model: type) -> list[str]:
     """A settings model's fields as table rows: name, variables, default, check and
-    description, from pydantic's ``model_fields`` and ``env_prefix``."""
+    description, from pydantic's ``model_fields`` and ``env_prefix``, and each field's
+    docstring in the source."""
     from scripts.griffe_docstrings import roles_as_code
 
     prefix = model.model_config.get("env_prefix", "")  # type: ignore[attr-defined]
     fields = model.model_fields  # type: ignore[attr-defined]
+    docstrings = field_docstrings(model)
     return [f"| `{name}` | {', '.join(f'`{v}`' for v in _variables(name, field, prefix))} "
             f"| {_cell(_default(field))} | {_cell(_check(field))} "
-            f"| {_prose(roles_as_code(field.description or ''))} |"
+            f"| {_prose(roles_as_code(field.description or docstrings.get(name, '')))} |"
             for name, field in fields.items()]
 
 
-SETTINGS_TODO = """\
-!!! warning "To do: generated once `Context` is a pydantic-settings model"
-    This page is to list every setting of a run, generated from `Context`
-    (`hugginggpt.graph.context`): its name, its `HUGGINGGPT_*` variable, its default, what
-    is checked, and what it does. The generator (`settings_rows` in
-    `scripts/reference_pages.py`) reads pydantic's `model_fields`; `Context` is still a
-    pydantic dataclass in this tree, so the page is not generated yet. Until then, the
-    settings are described where they are used: [Configuring LLMs](../guides/llms.md),
-    [Experts, backends and downloads](../guides/experts.md),
-    [How a run ends](../concepts/run-end.md) (the limits), [The result cache](../guides/cache.md)
-    and [The CLI](cli.md) (each flag).
-"""
-
-
 def settings_page() -> str:
-    """Every setting of ``Context``, or a marked to-do while it has no ``model_fields``."""
+    """Every setting of ``Context``."""
     from hugginggpt.graph.context import Context
 
-    lines = ["# Settings", "", GENERATED, ""]
-    if not hasattr(Context, "model_fields"):
-        return "\n".join([*lines, SETTINGS_TODO])
     return "\n".join([
-        *lines,
+        "# Settings", "", GENERATED, "",
         "Every setting of a run is a field of `Context` (`hugginggpt.graph.context`): a "
         "keyword of `hugginggpt.run`, a key of a served run's `context`, an environment "
         "variable, and for most a flag of `hugginggpt run` ([The CLI](cli.md)). A value "

@@ -25,7 +25,15 @@ from pydantic import (
     Field,
 )
 
-from scripts.reference_pages import DOCS, PAGES, ROOT, cli_page, settings_rows, stale
+from scripts.reference_pages import (
+    DOCS,
+    PAGES,
+    ROOT,
+    cli_page,
+    field_docstrings,
+    settings_rows,
+    stale,
+)
 
 needs_mkdocs = pytest.mark.skipif(
     importlib.util.find_spec("mkdocs") is None,
@@ -123,6 +131,42 @@ def test_a_setting_row_names_its_variables_default_check_and_description():
         "| `hosts` | `HUGGINGGPT_HOSTS` | `None` | `dict[str, str]` or `None`, checked by "
         "`split`, `lower` |  |",
     ]
+
+
+class _Inherited(BaseModel):
+    first: int = 1
+    """What the base says."""
+    second: int = 2
+    """Said by the base, then by the subclass."""
+
+
+class _Subclass(_Inherited):
+    second: int = 3
+    """The subclass's own."""
+    third: int = 3
+    fourth: int = 4
+    """After a field without one."""
+
+
+def test_a_field_docstring_is_read_from_the_source_not_from_pydantic():
+    assert field_docstrings(_Subclass) == {
+        "first": "What the base says.", "second": "The subclass's own.",
+        "fourth": "After a field without one."}
+    assert all(f.description is None for f in _Subclass.model_fields.values())
+
+
+def test_every_setting_says_what_it_does_without_reading_docstrings_at_start_up():
+    """The settings page's last column comes from each field's docstring in the source;
+    ``Context`` itself never reads them (``use_attribute_docstrings`` is off: it would
+    read every class's source on every start)."""
+    from hugginggpt.graph.context import Context
+
+    assert all(f.description is None for f in Context.model_fields.values())
+    rows = settings_rows(Context)
+    assert len(rows) == len(Context.model_fields)
+    assert [row for row in rows if row.endswith("|  |")] == []
+    [max_subtasks] = [row for row in rows if row.startswith("| `max_subtasks` |")]
+    assert "The most subtasks a plan may have" in max_subtasks
 
 
 def test_docstrings_rest_habits_read_as_markdown():

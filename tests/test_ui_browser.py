@@ -5,6 +5,10 @@ The browser is Debian's ``chromium`` (``scripts/chromium.sh`` installs it when m
 ``playwright install`` cannot download its own builds here); it resolves no host but
 127.0.0.1, so a page that reached for the internet would show it. The tests skip only
 where no browser can be installed.
+
+The documentation's screenshots of the page (``docs/guides/img/ui-*.png``, in The web
+UI) are taken here, at the moment a test has checked what they show:
+``HUGGINGGPT_DOCS_SCREENSHOTS=1 python -m pytest tests/test_ui_browser.py`` writes them.
 """
 
 from __future__ import annotations
@@ -34,6 +38,10 @@ READ_AND_JUDGE = ("Read the text in this image and tell me whether it sounds pos
                   "negative")
 PICTURE_TEXT = "I love this sunny day"
 SIMILAR = "How similar are 'a cat sat on the mat' and 'a kitten lay on the rug'?"
+SCREENSHOTS = ROOT / "docs" / "guides" / "img"
+"""Where the documentation's screenshots go, when asked."""
+TAKE_SCREENSHOTS = os.environ.get("HUGGINGGPT_DOCS_SCREENSHOTS") == "1"
+"""Read at import: each test runs without the ``HUGGINGGPT_*`` variables (conftest.py)."""
 RUN_S = 120_000
 """Milliseconds a run may take on the page (the first one loads the OCR engine)."""
 
@@ -156,6 +164,16 @@ def _picture(path: Path) -> Path:
     return path
 
 
+def _docs_screenshot(page: Any, name: str) -> None:
+    """The page as it is now, for the documentation (``SCREENSHOTS``), when asked."""
+    if TAKE_SCREENSHOTS:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+        with Image.open(SCREENSHOTS / name) as shot:  # 256 colours: a page, not a photo
+            small = shot.convert("RGB").quantize(256)
+        small.save(SCREENSHOTS / name, optimize=True)
+
+
 def _status(page: Any, words: str) -> None:
     page.wait_for_selector(f"#status :text('{words}')", timeout=RUN_S)
 
@@ -185,6 +203,7 @@ def test_an_uploaded_picture_is_read_and_judged(page: Any, tmp_path: Path, ui: U
     assert page.locator("#plan-picture svg path[marker-end]").count() == 1
     rows = page.locator("#progress tr[data-state='done']")
     assert rows.count() == 2 and "lite/rapidocr" in page.inner_text("#progress")
+    _docs_screenshot(page, "ui-run.png")
     # the upload was copied into the workspace, under the thread
     thread = page.input_value("#thread textarea, #thread input")
     assert (ui.workspace / "uploads" / thread / "note.png").is_file()
@@ -238,6 +257,7 @@ def test_a_plan_waits_for_approval_then_runs(page: Any):
     # the plan is drawn before anything ran: its box is waiting
     assert page.locator("#plan-picture svg g.subtask[data-state='waiting']").count() == 1
     assert "sentence-similarity" in page.inner_text("#plan-json")
+    _docs_screenshot(page, "ui-approval.png")
     page.click("#approve")
     _status(page, "completed")
     assert not box.is_visible()

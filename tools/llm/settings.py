@@ -97,11 +97,18 @@ class LLMSettings(BaseModel):
     model_config = ConfigDict(validate_by_name=True)
 
     llm: LLM = None
+    """The LLM of every role without its own (planner, selector, responder): ``MODEL``,
+    ``PROVIDER:MODEL``, ``hf:REPO_OR_URL`` or a LangChain chat model; None: no LLM."""
     llm_base_url: Url | None = Field(
         None, validation_alias=AliasChoices("HUGGINGGPT_LLM_BASE_URL", "OPENAI_BASE_URL"))
+    """The OpenAI-compatible server of a plain ``MODEL`` (vLLM, Ollama, TGI, LM Studio);
+    None: OpenAI's own."""
     planner_llm: LLM = None
+    """The LLM that plans (None: ``llm``)."""
     selector_llm: LLM = None
+    """The LLM that chooses among close candidate models (None: ``llm``)."""
     responder_llm: LLM = None
+    """The LLM that writes the answer from the results (None: ``llm``)."""
     expert_llm: LLM = None
     """The LLM the ``llm`` backend does text subtasks with (None: the responder's)."""
     llm_config: str | None = None
@@ -118,7 +125,10 @@ class LLMSettings(BaseModel):
     """A :class:`hugginggpt.tools.llm.replay.Recording`: LLM replies come from it, no
     endpoint is called (``hugginggpt replay``)."""
     llm_timeout_s: Seconds = Field(60.0, validation_alias="HUGGINGGPT_LLM_TIMEOUT")
+    """Seconds an LLM call may take before it is retried or given up."""
     llm_max_retries: Count = Field(2, validation_alias="HUGGINGGPT_LLM_RETRIES")
+    """Retries of an LLM call that failed for a passing reason (a timeout, a rate limit,
+    a server error)."""
     structured_output: StructuredOutputMethod = "auto"
     """``with_structured_output``'s method for plans, selections and the llm expert's
     answers: ``auto`` (tool calling on an OpenAI-compatible endpoint, where plain
