@@ -75,6 +75,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "local_llm": Benchmark("A local LLM's plans"),
     "startup_machinery": Benchmark("Start-up machinery"),
     "soak": Benchmark("Soak"),
+    "experts_tier": Benchmark("Expert tier on Ray Serve"),
 }
 """Each benchmark (``benchmarks/NAME.py``), in the order of the site's pages."""
 
