@@ -42,6 +42,10 @@ PASTE_MIN = 24
 """A colon's tail is a pasted text when it has at least this many characters outside
 quotes ("Summarise this: <article>"), and does not read as more instructions: it starts
 with a verb ("Restyle old_house.jpg: make it look like...") or names a file."""
+_PASTE_LOOK = 20_000
+"""How much of a tail is read for those characters, so that a long pasted text does not
+slow planning down. A shorter look misreads a few words before a long quote ("The input
+text is: '<1,500 characters>'") as the pasted text."""
 
 
 def unquote_files(text: str) -> str:
@@ -96,7 +100,7 @@ _POINTS_AT_TEXT = re.compile(
 def _is_pasted(tail: str) -> bool:
     """Whether the tail of a request is a text to work on rather than more instructions
     (a verb first, a file name, a short question, a quote)."""
-    return (_unquoted_length(tail) >= PASTE_MIN and not _INSTRUCTION.match(tail)
+    return (_unquoted_length(tail[:_PASTE_LOOK]) >= PASTE_MIN and not _INSTRUCTION.match(tail)
             and not FILE_RE.search(tail[:300]) and not (len(tail) < 120 and is_question(tail))
             and not QUOTE_RE.match(tail))
 
@@ -104,10 +108,10 @@ def _is_pasted(tail: str) -> bool:
 def mask(request: str) -> Masked:
     """Take the pasted text and the quoted texts out of ``request``.
 
-    The pasted text is looked for first, so the quotes inside an article are part of it;
-    only the instruction before it is searched for quotes.
+    The pasted text is looked for first, so the quotes inside an article are part of it
+    (and it is kept as written); only the instruction before it is searched for quotes
+    and quoted file names, so planning time does not grow with the pasted text.
     """
-    request = unquote_files(request)
     texts: list[str] = []
     head, pasted = request, None
     for match in _PASTE.finditer(request):
@@ -126,7 +130,7 @@ def mask(request: str) -> Masked:
         texts.append(inner)
         return f" ⟨{len(texts) - 1}⟩ "
 
-    instruction = QUOTE_RE.sub(hide, head)
+    instruction = QUOTE_RE.sub(hide, unquote_files(head))
     if pasted is not None:
         instruction = f"{instruction.rstrip()}: ⟨0⟩"
     return Masked(" ".join(instruction.split()), tuple(texts), pasted)
