@@ -30,13 +30,12 @@ from hugginggpt.tools.env import Environment, env, variables
 from hugginggpt.tools.errors import SettingsError
 from hugginggpt.tools.experts.availability import check_backend
 from hugginggpt.tools.experts.dry_run import DRY_RUN_BACKEND
-from hugginggpt.tools.experts.faults import FaultSpec
+from hugginggpt.tools.experts.faults import fault_spec
 from hugginggpt.tools.experts.hf_inference import HF_INFERENCE_BACKEND
 from hugginggpt.tools.experts.llm import LLM_BACKEND
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
 from hugginggpt.tools.experts.ray import RAY_BACKEND
 from hugginggpt.tools.llm.expert import expert_settings
-from hugginggpt.tools.llm.providers import SAVED_OBJECT, chat_model_label, is_chat_model
 from hugginggpt.tools.llm.settings import (
     AtLeastOne,
     Count,
@@ -46,9 +45,8 @@ from hugginggpt.tools.llm.settings import (
     Url,
     from_json,
 )
-from hugginggpt.tools.redact import redact
 
-__all__ = ["Context", "SettingsError", "context_of", "settings_of", "env_names", "Caller"]
+__all__ = ["Context", "SettingsError", "context_of", "env_names", "Caller", "NOT_RECORDED"]
 
 Caller = Literal["cli", "python", "served", "ui"]
 """Who asked for a run, so that an answer's advice names what that caller can change: a
@@ -65,17 +63,12 @@ def _subtasks(value: Any) -> Any:
     return value
 
 
-def _fault_spec(value: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The faults setting, once the dry-run backend would accept it."""
-    FaultSpec.parse(value)  # raises ValueError saying what is allowed
-    return value
-
-
 PlanItems = Annotated[list[Any], BeforeValidator(_subtasks)]
 Megabytes = Annotated[float, Field(gt=0)]
 Backend = Annotated[str, AfterValidator(check_backend)]
 _PREFIX = "HUGGINGGPT_"
-_NOT_RECORDED = {"replay"}
+NOT_RECORDED = {"replay"}
+"""Settings a run is given but does not record, nor take from a served run's context."""
 
 
 class Context(BaseSettings, LLMSettings):
@@ -199,7 +192,7 @@ class Context(BaseSettings, LLMSettings):
     ``path``. None (a run in-process): messages link the files themselves
     (``file://``)."""
     dry_run_faults: Annotated[dict[str, Any] | None, BeforeValidator(from_json),
-                              AfterValidator(_fault_spec)] = None
+                              AfterValidator(fault_spec)] = None
     """dry-run: faults the simulated experts inject (see
     :class:`hugginggpt.tools.experts.faults.FaultSpec`), e.g. ``{"rates": {"transient":
     0.1, "hang": 0.05}, "seed": 7}``; None: no faults. Checked as it enters: unknown
@@ -288,33 +281,11 @@ def _entered(key: str, given: Iterable[str]) -> tuple[str, str | None]:
     return key, next((n for n in env_names(key) if env(n) is not None), None)
 
 
-def _redact(value: Any) -> Any:
-    """Strings without secrets (see :func:`hugginggpt.tools.redact.redact`), in nested
-    settings; a chat-model object as its class and model (it is never saved)."""
-    if is_chat_model(value):
-        return SAVED_OBJECT + redact(chat_model_label(value))
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _redact(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact(v) for v in value]
-    return value
-
-
-def settings_of(context: Context) -> dict[str, Any]:
-    """The run's settings as plain data, for the trace, a replay of the run and the
-    thread's saved settings (``resume``).
-
-    Settings hold no keys (those stay in the environment); URLs lose any credentials."""
-    return {name: _redact(value) for name, value in context if name not in _NOT_RECORDED}
-
-
 def context_of(runtime: Any) -> Context:
     """The run's context, or the environment's defaults when the caller gave none."""
     context = getattr(runtime, "context", None)
     if context is None:
         return Context()
     if isinstance(context, dict):  # from a client of the server: settings only
-        return Context(**{k: v for k, v in context.items() if k not in _NOT_RECORDED})
+        return Context(**{k: v for k, v in context.items() if k not in NOT_RECORDED})
     return context

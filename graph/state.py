@@ -362,7 +362,7 @@ class State(InputState):
     """The id of the last human message a run took as its request (a chat turn; see
     :mod:`hugginggpt.nodes.conversation`)."""
     settings: dict[str, Any] = Field(default_factory=dict)
-    """The latest run's settings (:func:`hugginggpt.graph.context.settings_of`): a replay
+    """The latest run's settings (:func:`hugginggpt.graph.recorded.settings_of`): a replay
     reuses them."""
 
 

@@ -27,7 +27,8 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from hugginggpt.graph.context import Context, context_of, settings_of
+from hugginggpt.graph.context import Context, context_of
+from hugginggpt.graph.recorded import settings_of
 from hugginggpt.graph.state import Failure, State
 from hugginggpt.nodes.conversation import check_served_files, message_turn
 from hugginggpt.nodes.demand import tier_needed
@@ -43,12 +44,7 @@ from hugginggpt.nodes.planning.validation import (
     plan_object,
     validate_plan,
 )
-from hugginggpt.nodes.prompts import (
-    PLANNER_EXAMPLES,
-    PLANNER_REPAIR,
-    PLANNER_SYSTEM,
-    PLANNER_USER,
-)
+from hugginggpt.nodes.prompts import PLANNER_EXAMPLES, PLANNER_REPAIR, PLANNER_SYSTEM, PLANNER_USER
 from hugginggpt.nodes.responding.advice import fallen_back
 from hugginggpt.tools.blocks import message_text
 from hugginggpt.tools.errors import (

@@ -345,7 +345,7 @@ def test_a_broken_configuration_file_stops_the_cli_with_the_reason(capsys, tmp_p
 def test_credentials_in_a_url_are_never_shown():
     endpoint = Endpoint(name="e", model="m", base_url="https://user:secret@llm.example/v1")
     assert "secret" not in endpoint.label and "llm.example" in endpoint.label
-    from hugginggpt.graph.context import settings_of
+    from hugginggpt.graph.recorded import settings_of
 
     settings = settings_of(Context(llm_base_url="https://user:secret@llm.example/v1"))
     assert "secret" not in str(settings)

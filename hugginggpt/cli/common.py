@@ -35,7 +35,8 @@ from hugginggpt.cli.exits import (
     exit_codes_help,
 )
 from hugginggpt.graph.checkpoint import sqlite_path
-from hugginggpt.graph.context import Context, SettingsError, env_names, settings_of
+from hugginggpt.graph.context import Context, SettingsError, env_names
+from hugginggpt.graph.recorded import settings_of
 from hugginggpt.nodes.planning.validation import PlanParseError, plan_from_json
 from hugginggpt.nodes.responding.advice import told
 from hugginggpt.tools.env import env

@@ -30,7 +30,8 @@ from hugginggpt.cli.session import (
     run_session,
 )
 from hugginggpt.graph.callers import flag_of
-from hugginggpt.graph.context import Context, SettingsError, settings_of
+from hugginggpt.graph.context import Context, SettingsError
+from hugginggpt.graph.recorded import settings_of
 from hugginggpt.nodes.plan import uses_llm_planner
 from hugginggpt.tools.errors import ArgumentError
 from hugginggpt.tools.llm.config import STRATEGIES, has_llm

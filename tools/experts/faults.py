@@ -48,7 +48,7 @@ from hugginggpt.tools.experts.tasks import get_task_type
 from hugginggpt.tools.kinds import FILE_KINDS
 from hugginggpt.tools.threads import in_thread
 
-__all__ = ["FAULT_KINDS", "FaultSpec", "spoil", "raise_or_wait"]
+__all__ = ["FAULT_KINDS", "FaultSpec", "fault_spec", "spoil", "raise_or_wait"]
 
 FAULT_KINDS: tuple[str, ...] = (
     "transient", "permanent", "crash", "hang", "block",
@@ -180,3 +180,10 @@ def spoil(fault: str, outputs: dict[str, Any], ctx: ToolContext) -> Any:
         return rng.choice([None, {}])
     target = rng.choice(task_type.outputs)
     return {**outputs, target.name: _bad_value(fault, target.kind, ctx, rng)}
+
+
+def fault_spec(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The faults setting as given, once :meth:`FaultSpec.parse` accepts it (the setting's
+    check: the ValueError says what is allowed)."""
+    FaultSpec.parse(data)
+    return data
