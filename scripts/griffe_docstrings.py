@@ -11,6 +11,7 @@ The docstrings themselves stay as they are: Sphinx-style roles read well in the 
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -28,8 +29,18 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
+def _language(lines: list[str]) -> str:
+    """``python`` for a block that is Python (the examples' tests run it), else ``text``
+    (a drawing, a table of figures)."""
+    try:
+        ast.parse("\n".join(lines))
+    except SyntaxError:
+        return "text"
+    return "python"
+
+
 def literal_blocks(text: str) -> str:
-    """Each ``::`` literal block of ``text`` as a fenced Python block."""
+    """Each ``::`` literal block of ``text`` as a fenced block: Python where it parses."""
     lines = text.split("\n")
     out: list[str] = []
     i = 0
@@ -54,7 +65,8 @@ def literal_blocks(text: str) -> str:
             block.pop(0)
         inner = min((_indent(b) for b in block if b.strip()), default=0)
         pad = " " * base
-        out += ["", pad + "```python", *[pad + b[inner:] if b.strip() else "" for b in block],
+        body = [b[inner:] if b.strip() else "" for b in block]
+        out += ["", pad + f"```{_language(body)}", *[pad + b if b else "" for b in body],
                 pad + "```", ""]
         i = j
     return "\n".join(out)

@@ -246,9 +246,9 @@ def test_minilm_similarity_and_embedding_run_for_real(compiled, make_context, ll
 def test_minilm_loads_once_per_process():
     from hugginggpt.tools.experts import lite
 
-    first = lite.minilm()
-    lite.sentence_similarity("a", "b")
-    assert lite.minilm() is first
+    first = lite.text_encoder()
+    lite.tools.sentence_similarity("a", "b")
+    assert lite.text_encoder() is first
 
 
 def test_labels_feed_a_text_argument_as_text(compiled, make_context, llm_server, test_tools):

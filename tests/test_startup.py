@@ -174,7 +174,12 @@ def test_endpoint_failures_are_told_without_importing_openai_first():
     import httpx
     import openai
 
-    from hugginggpt.tools.llm.errors import describe_llm_error, llm_call_errors
+    from hugginggpt.tools.llm.errors import (
+        REACH,
+        describe_llm_error,
+        llm_call_errors,
+        llm_error_fix,
+    )
 
     request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
     refused = openai.APIConnectionError(request=request)
@@ -183,7 +188,7 @@ def test_endpoint_failures_are_told_without_importing_openai_first():
     timed_out.__cause__ = httpx.ReadTimeout("slow")
     assert isinstance(refused, llm_call_errors()) and isinstance(timed_out, llm_call_errors())
     assert not isinstance(KeyError("x"), llm_call_errors())
-    assert "is the server running" in describe_llm_error(refused, "planner")
+    assert llm_error_fix(refused) is REACH  # "is the server running, and is --llm-base-url right?"
     assert "HUGGINGGPT_LLM_TIMEOUT" in describe_llm_error(timed_out, "planner")
     assert "HUGGINGGPT_LLM_TIMEOUT" in describe_llm_error(httpx.ReadTimeout("slow"), "planner")
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from hugginggpt.tools.env import env
 from hugginggpt.tools.errors import ToolExecutionError, TransientToolError
@@ -28,6 +26,9 @@ from hugginggpt.tools.experts.ray.wire import (
 )
 from hugginggpt.tools.experts.registry import ToolContext, backend_settings
 from hugginggpt.tools.experts.tasks import get_task_type
+
+if TYPE_CHECKING:
+    import httpx  # imported where a call is made: the command starts without it
 
 __all__ = ["RAY_BACKEND", "KEY_VARIABLE", "call_tier", "model_status", "NO_TIER"]
 
@@ -74,6 +75,8 @@ async def call_tier(task: str, model: str, args: dict[str, Any], context: ToolCo
         inline_max_bytes=int(float(settings.get("inline_max_mb", 1.0)) * 2**20))
     body = {"task": task, "model": model, "args": plain, "files": files,
             "subtask": context.subtask_id}
+    import httpx
+
     try:
         async with httpx.AsyncClient(timeout=CALL_TIMEOUT_S, trust_env=False) as client:
             response = await client.post(f"{url}/run", json=body, headers=_headers())
@@ -132,6 +135,8 @@ def model_status(task: str, model: str) -> dict[str, Any]:
 def _ask_status(url: str, task: str) -> dict[str, Any]:
     catalog = backend_settings(RAY_BACKEND).get("catalog") or DEFAULT_CATALOG
     models = [card.id for card in load_catalog(catalog).for_task(task)]
+    import httpx
+
     try:
         response = httpx.post(f"{url}/status", json={"task": task, "models": models},
                               headers=_headers(), timeout=5.0, trust_env=False)
