@@ -30,12 +30,12 @@ def _indent(line: str) -> int:
 
 
 def _language(lines: list[str]) -> str:
-    """``python`` for a block that is Python (the examples' tests run it), else ``text``
-    (a drawing, a table of figures)."""
+    """``python`` for a block that is Python (the examples' tests run it), else none (a
+    drawing, a table of figures: a benchmark page's ``text`` blocks are its output)."""
     try:
         ast.parse("\n".join(lines))
     except SyntaxError:
-        return "text"
+        return ""
     return "python"
 
 
