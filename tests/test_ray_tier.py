@@ -292,12 +292,17 @@ def test_nothing_is_left_running_and_ray_stayed_on_the_loopback(tier):
 
     if tier.process.poll() is None:
         pytest.fail("the tier is still running: the test that stops it did not")
-    time.sleep(1)
-    left = []
-    for process in tier.seen.values():
-        with contextlib.suppress(psutil.NoSuchProcess):
-            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                left.append(f"{process.pid} {process.name()}")
+    def running() -> list[str]:
+        left = []
+        for process in tier.seen.values():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                    left.append(f"{process.pid} {process.name()}")
+        return left
+
+    deadline = time.monotonic() + 10  # a killed process takes a moment to be gone
+    while (left := running()) and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert not left, f"left running: {left}"
 
     assert len(tier.seen) > 5 and tier.connections, "the sampler saw Ray's processes"
