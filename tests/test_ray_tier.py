@@ -6,7 +6,9 @@ own, as a user runs them.
 What it shows: a run names the replica and the model's load time; the second run of the
 same model loads nothing (warm); an image goes in as bytes or through the shared folder
 and the output image comes back as the run's own artifact; a wrong key is refused; a
-replica killed mid-call is retried on the other; the tier stopped mid-run gives a clean
+replica killed mid-call is retried on the other; a worker killed while the tier runs
+its second subtask resumes without sending the first again; the tier stopped mid-run
+gives a clean
 fallback (and, with no other backend, a failure saying why); every Ray process stays on
 the loopback address (sampled all along); and nothing is left running.
 
@@ -16,6 +18,7 @@ Slow (Ray starts in about 25 s on 2 cores): marked ``ray``; ``make test-ray`` ru
 from __future__ import annotations
 
 import contextlib
+import http.server
 import ipaddress
 import json
 import os
@@ -25,6 +28,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +49,7 @@ pytestmark = [
 KEY = "tier-test-key"
 WARM, KILLED, STOPPED, DEPTH = ("tiny-org/sentiment-warm", "tiny-org/sentiment-killed",
                                 "tiny-org/sentiment-stopped", "tiny-org/depth")
-REMOTE = "tiny-org/remote-code"
+REMOTE, RESUMED = "tiny-org/remote-code", "tiny-org/sentiment-resumed"
 SENTIMENT = [{"id": 0, "task": "text-classification", "dep": [], "args": {"text": "a good movie"}}]
 WEIGHTS = "model.safetensors"
 
@@ -105,6 +110,7 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
                                (KILLED, clf, "text-classification"),
                                (STOPPED, clf, "text-classification"),
                                (REMOTE, clf, "text-classification"),
+                               (RESUMED, clf, "text-classification"),
                                (DEPTH, depth, "depth-estimation")]:
         hub.add_model(repo, folder, info={"library_name": "transformers", "pipeline_tag": task})
         cards.append({"id": repo, "task": task, "downloads": 10, "license": "mit",
@@ -230,6 +236,75 @@ def test_a_model_that_runs_its_own_code_is_refused_unless_the_tier_names_it(tier
     assert f"{REMOTE} runs code shipped with it (trust_remote_code): the expert tier runs " \
         "it only when its settings name it in remote_code" in result["failure"]["reason"]
     assert not tier.hub.downloads(REMOTE)
+
+
+class _Counting(http.server.BaseHTTPRequestHandler):
+    """A pass-through to the tier that records each ``/run`` call's subtask and task."""
+
+    calls: list[tuple[int, str]]
+    tier_url: str
+
+    def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.path.endswith("/run"):
+            sent = json.loads(body)
+            self.calls.append((sent["subtask"], sent["task"]))
+        forwarded = urllib.request.Request(
+            self.tier_url + self.path, data=body, method="POST",
+            headers={k: v for k, v in self.headers.items() if k.lower() != "host"})
+        try:
+            with urllib.request.urlopen(forwarded, timeout=120) as answer:
+                status, reply = answer.status, answer.read()
+        except urllib.error.HTTPError as refused:
+            status, reply = refused.code, refused.read()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a killed worker
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_a_subtask_the_tier_finished_is_not_sent_again_on_resume(tier):
+    """The worker is killed while the tier runs subtask 1; resuming the thread sends
+    subtask 1 again and subtask 0, which the tier had finished, never."""
+    from PIL import Image
+
+    handler = type("Counting", (_Counting,), {"calls": [], "tier_url": tier.url})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    image = tier.root / "resumed.png"
+    Image.new("RGB", (64, 64), (10, 200, 40)).save(image)
+    plan = [{"id": 0, "task": "depth-estimation", "dep": [], "args": {"image": image.name}},
+            {"id": 1, "task": "text-classification", "dep": [0],
+             "args": {"text": "a good movie"}}]
+    env = {"HUGGINGGPT_EXPERTS_URL": f"http://127.0.0.1:{server.server_port}",
+           **_only(tier, RESUMED)}
+    tier.hub.stall[(RESUMED, WEIGHTS)] = 8.0
+    try:
+        running = _run(tier, plan, "--file", str(image), "--backend", "ray", "--thread",
+                       "resumed-on-ray", background=True, **env)
+        _downloading(tier)  # subtask 1 is on the tier: subtask 0 has finished
+        running.kill()
+        running.wait(30)
+        assert handler.calls == [(0, "depth-estimation"), (1, "text-classification")]
+
+        resumed = subprocess.run(
+            [sys.executable, "-m", "hugginggpt", "resume", "--thread", "resumed-on-ray",
+             "--json", "--workspace", str(tier.root / "ws")],
+            env={**tier.env, **env}, capture_output=True, text=True, timeout=300)
+        doc = _document(resumed.stdout, resumed.stderr)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert doc["status"] == "completed", doc
+    assert [doc["results"][i]["status"] for i in ("0", "1")] == ["done", "done"]
+    assert doc["results"]["1"]["model"] == RESUMED
+    assert handler.calls == [(0, "depth-estimation"), (1, "text-classification"),
+                             (1, "text-classification")]
 
 
 def _downloading(tier: Tier, timeout_s: float = 60) -> Any:
