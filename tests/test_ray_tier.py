@@ -8,9 +8,8 @@ same model loads nothing (warm); an image goes in as bytes or through the shared
 and the output image comes back as the run's own artifact; a wrong key is refused; a
 replica killed mid-call is retried on the other; a worker killed while the tier runs
 its second subtask resumes without sending the first again; the tier stopped mid-run
-gives a clean
-fallback (and, with no other backend, a failure saying why); every Ray process stays on
-the loopback address (sampled all along); and nothing is left running.
+gives a clean fallback (and, with no other backend, a failure saying why); every Ray
+process stays on the loopback address (sampled all along); and nothing is left running.
 
 Slow (Ray starts in about 25 s on 2 cores): marked ``ray``; ``make test-ray`` runs them.
 """
