@@ -259,3 +259,17 @@ def test_a_ray_cluster_that_does_not_answer_is_a_retryable_error_saying_where(tm
     with run_settings({"ray": tier}):
         assert ray_backend.unavailable_reason("summarization", "a/model") == said
     client._forget_status()
+
+
+def test_a_ray_address_must_name_a_running_cluster():
+    """``local`` would start a new Ray inside the worker: refused where settings enter."""
+    from hugginggpt.graph.context import Context
+    from hugginggpt.tools.errors import SettingsError
+
+    with pytest.raises(SettingsError, match=re.escape(
+            "ray_address = 'local' is not valid: expected a Ray cluster's address")):
+        Context(ray_address="local")
+    both = Context(ray_address="ray://head:10001", experts_url="http://tier:8000")
+    assert both.backend_settings()["ray"] == {**both.backend_settings()["ray"],
+                                              "ray_address": "ray://head:10001",
+                                              "url": "http://tier:8000"}

@@ -34,7 +34,7 @@ from hugginggpt.tools.extras import install_command
 if TYPE_CHECKING:
     from ray.serve.handle import DeploymentHandle
 
-__all__ = ["app_handle", "run", "status", "NOT_INSTALLED", "OVER_HTTP"]
+__all__ = ["app_handle", "run", "status", "check_ray_address", "NOT_INSTALLED", "OVER_HTTP"]
 
 NOT_INSTALLED = "Ray, which the expert tier's Ray address needs,"
 OVER_HTTP = Fix(say="or reach the tier over HTTP with {}",
@@ -53,6 +53,15 @@ def _host_port(address: str) -> tuple[str, int] | None:
     ``auto``, which Ray resolves itself)."""
     host, _, port = address.removeprefix("ray://").rpartition(":")
     return (host.strip("[]"), int(port)) if host and port.isdigit() else None
+
+
+def check_ray_address(address: str) -> str:
+    """The ``ray_address`` setting, checked: a running cluster's address (``local`` would
+    start a new Ray inside the worker)."""
+    if address != "auto" and _host_port(address) is None:
+        raise ValueError("expected a Ray cluster's address: HOST:PORT (its GCS, 6379), "
+                         "ray://HOST:PORT (Ray Client) or auto")
+    return address
 
 
 def _is_loopback(host: str) -> bool:
