@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from hugginggpt.tools.env import env
 from hugginggpt.tools.errors import ToolExecutionError, TransientToolError
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+from hugginggpt.tools.experts.ray import handle
 from hugginggpt.tools.experts.ray.wire import (
     KEY_HEADER,
     decode_outputs,
@@ -77,7 +78,8 @@ async def call_tier(task: str, model: str, args: dict[str, Any], context: ToolCo
 
     Raises:
         TransientToolError: the tier did not answer, or said a retry may pass.
-        ToolExecutionError: the tier is not set, refused the key, or the model failed.
+        ToolExecutionError: the tier is not set, refused the key, or the model failed
+            (:class:`NotInstalledError`: a Ray address, and no Ray here).
     """
     settings, task_type = backend_settings(RAY_BACKEND), get_task_type(task)
     if _tier() is None or task_type is None:
@@ -89,8 +91,6 @@ async def call_tier(task: str, model: str, args: dict[str, Any], context: ToolCo
     body = {"task": task, "model": model, "args": plain, "files": files,
             "subtask": context.subtask_id}
     if (address := _address()) is not None:
-        from hugginggpt.tools.experts.ray import handle
-
         reply = await handle.run(address, body)
     else:
         reply = await _post_run(str(_url()), body)
@@ -159,8 +159,6 @@ def _ask_status(task: str) -> dict[str, Any]:
     catalog = backend_settings(RAY_BACKEND).get("catalog") or DEFAULT_CATALOG
     asked = {"task": task, "models": [card.id for card in load_catalog(catalog).for_task(task)]}
     if (address := _address()) is not None:
-        from hugginggpt.tools.experts.ray import handle
-
         found = handle.status(address, asked)
         return found if "reason" in found else dict(found.get("models", {}))
     url = str(_url())
