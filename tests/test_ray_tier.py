@@ -218,6 +218,7 @@ def test_a_worker_inside_the_cluster_calls_the_tier_through_a_handle(tier):
     tier.watched.append(running.pid)
     out, err = running.communicate(timeout=300)
     assert running.pid in tier.seen, "the sampler saw the worker"
+    assert " -- " not in err, f"Ray's own log lines reached the worker's stderr: {err}"
     doc = _document(out, err)
     result = doc["results"]["0"]
     assert (result["status"], result["backend"], result["model"]) == ("done", "ray", WARM), \

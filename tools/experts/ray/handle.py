@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import signal
 import socket
 import threading
 from typing import TYPE_CHECKING, Any
@@ -106,7 +107,8 @@ def app_handle(address: str) -> DeploymentHandle:
             raise ToolExecutionError(f"this process already joined a Ray cluster, not the "
                                      f"one at {address}")
         try:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+            _join(ray, address)
+            logging.getLogger("ray.serve").setLevel(logging.WARNING)  # its handle's chatter
             _HANDLES[address] = serve.get_app_handle(APP_NAME)
         except (ConnectionError, ray.exceptions.RayError, serve.exceptions.RayServeException
                 ) as exc:
@@ -116,6 +118,19 @@ def app_handle(address: str) -> DeploymentHandle:
                 f"the expert tier is not on the Ray cluster at {address} "
                 f"({type(exc).__name__}: {str(exc)[:200]})") from None
         return _HANDLES[address]
+
+
+def _join(ray: Any, address: str) -> None:
+    """``ray.init`` as a quiet driver that leaves this process's SIGTERM handling alone
+    (Ray sets its own in the main thread, and warns elsewhere)."""
+    logging.getLogger("ray").setLevel(logging.ERROR)
+    main = threading.current_thread() is threading.main_thread()
+    on_sigterm = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, on_sigterm)
 
 
 def _failures() -> tuple[type[BaseException], ...]:
