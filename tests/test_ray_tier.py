@@ -312,11 +312,12 @@ def test_a_subtask_the_tier_finished_is_not_sent_again_on_resume(tier):
              "args": {"text": "a good movie"}}]
     env = {"HUGGINGGPT_EXPERTS_URL": f"http://127.0.0.1:{server.server_port}",
            **_only(tier, RESUMED)}
+    before = len(tier.hub.stalled)
     tier.hub.stall[(RESUMED, WEIGHTS)] = 8.0
     try:
         running = _run(tier, plan, "--file", str(image), "--backend", "ray", "--thread",
                        "resumed-on-ray", background=True, **env)
-        _downloading(tier)  # subtask 1 is on the tier: subtask 0 has finished
+        _downloading(tier, before)  # subtask 1 is on the tier: subtask 0 has finished
         running.kill()
         running.wait(30)
         assert handler.calls == [(0, "depth-estimation"), (1, "text-classification")]
@@ -336,17 +337,19 @@ def test_a_subtask_the_tier_finished_is_not_sent_again_on_resume(tier):
                              (1, "text-classification")]
 
 
-def _downloading(tier: Tier, timeout_s: float = 60) -> Any:
-    """The process of the tier whose download the mini-hub is stalling (found by the
-    client port of the stalled request: a replica that downloaded earlier may still
-    hold an idle connection to the hub)."""
+def _downloading(tier: Tier, before: int, timeout_s: float = 60) -> Any:
+    """The process of the tier whose download the mini-hub started stalling after the
+    first ``before`` stalls (a test's own: an earlier test's stall is over), found by
+    the client port of the stalled request to the hub (a replica that downloaded
+    earlier may still hold an idle connection to it, and the same port number may be
+    another socket's)."""
     import psutil
 
     hub_port = int(tier.hub.url.rstrip("/").rsplit(":", 1)[1])
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if tier.hub.stalled:
-            port = tier.hub.stalled[-1][1]  # the same port may be another socket's too
+        if len(tier.hub.stalled) > before:
+            port = tier.hub.stalled[before][1]
             for process in tier.tree():
                 with contextlib.suppress(psutil.Error):
                     if any(c.laddr.port == port and c.raddr and c.raddr.port == hub_port
@@ -357,10 +360,11 @@ def _downloading(tier: Tier, timeout_s: float = 60) -> Any:
 
 
 def test_a_replica_killed_mid_call_is_retried_on_the_other(tier):
+    before = len(tier.hub.stalled)
     tier.hub.stall[(KILLED, WEIGHTS)] = 8.0
     running = _run(tier, SENTIMENT, "--backend", "ray", background=True,
                    **_only(tier, KILLED))
-    victim = _downloading(tier)
+    victim = _downloading(tier, before)
     assert "ServeReplica" in victim.name()
     victim.kill()
     out, err = running.communicate(timeout=300)
@@ -374,10 +378,11 @@ def test_a_replica_killed_mid_call_is_retried_on_the_other(tier):
 
 
 def test_stopping_the_tier_mid_run_falls_back_then_fails_with_the_reason(tier):
+    before = len(tier.hub.stalled)
     tier.hub.stall[(STOPPED, WEIGHTS)] = 8.0
     running = _run(tier, SENTIMENT, "--backend", "ray,local", "--download", "yes",
                    background=True, **_only(tier, STOPPED))
-    _downloading(tier)
+    _downloading(tier, before)
     tier.process.send_signal(signal.SIGTERM)
     out, err = running.communicate(timeout=300)
     result = _document(out, err)["results"]["0"]
