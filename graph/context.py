@@ -35,6 +35,7 @@ from hugginggpt.tools.experts.hf_inference import HF_INFERENCE_BACKEND
 from hugginggpt.tools.experts.llm import LLM_BACKEND
 from hugginggpt.tools.experts.local import LOCAL_BACKEND
 from hugginggpt.tools.experts.ray import RAY_BACKEND
+from hugginggpt.tools.experts.ray.handle import check_ray_address
 from hugginggpt.tools.llm.expert import expert_settings
 from hugginggpt.tools.llm.settings import (
     AtLeastOne,
@@ -149,6 +150,12 @@ class Context(BaseSettings, LLMSettings):
     experts_url: Url | None = Field(None, validation_alias="HUGGINGGPT_EXPERTS_URL")
     """ray: the expert tier's HTTP address (``hugginggpt experts serve`` prints it), for
     ``--backend ray``; its key is the secret ``HUGGINGGPT_EXPERTS_KEY``."""
+    ray_address: Annotated[str, AfterValidator(check_ray_address)] | None = Field(
+        None, validation_alias="HUGGINGGPT_RAY_ADDRESS")
+    """ray: the Ray cluster the tier runs on (``HOST:6379``, ``ray://HOST:10001`` or
+    ``auto``), for a graph worker inside it: the worker joins it (about a second, once;
+    it needs the ``ray`` extra) and calls the tier through a Ray Serve handle, without
+    HTTP or key. It wins over ``experts_url`` when both are set."""
     experts_shared_dir: str | None = None
     """ray: a folder the graph workers and the tier's replicas both see; inputs larger
     than ``experts_inline_max_mb`` go through it instead of inside the request."""
@@ -257,7 +264,8 @@ class Context(BaseSettings, LLMSettings):
                                  "download": self.download or "no"}
         if self.catalog:
             local["catalog"] = self.catalog
-        tier = {"url": self.experts_url, "shared_dir": self.experts_shared_dir,
+        tier = {"url": self.experts_url, "ray_address": self.ray_address,
+                "shared_dir": self.experts_shared_dir,
                 "inline_max_mb": self.experts_inline_max_mb, "catalog": self.catalog}
         settings = {HF_INFERENCE_BACKEND: {k: v for k, v in hf.items() if v},
                     LOCAL_BACKEND: local, LLM_BACKEND: expert_settings(self),

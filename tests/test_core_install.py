@@ -69,14 +69,21 @@ def test_the_core_install_has_no_torch_and_runs_with_an_llm(tmp_path, llm_server
     assert "pip install 'hugginggpt[lite]'" in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stderr, refused.stderr
 
-    # the expert tier is served with the ray extra; a worker's --backend ray needs none
+    # the expert tier is served with the ray extra; a worker's --backend ray needs none,
+    # but for a handle to it (a Ray address)
     tier = run(str(exe), "experts", "serve", "--local")
     assert tier.returncode == 2, tier.stderr
     assert "the expert tier needs the ray extra: pip install 'hugginggpt[ray]'" in tier.stderr
     assert "Traceback" not in tier.stderr, tier.stderr
     unset = run(str(exe), "run", f"Summarize: {TEXT}", "--backend", "ray",
                 "--workspace", str(tmp_path / "ws"))
-    assert "no expert tier is set (experts_url)" in unset.stdout + unset.stderr, unset.stderr
+    assert "no expert tier is set (experts_url or ray_address)" in unset.stdout + unset.stderr, \
+        unset.stderr
+    by_handle = run(str(exe), "run", f"Summarize: {TEXT}", "--backend", "ray",
+                    "--workspace", str(tmp_path / "ws"), HUGGINGGPT_RAY_ADDRESS="127.0.0.1:6379")
+    assert "Ray, which the expert tier's Ray address needs, is not installed: pip install " \
+        "'hugginggpt[ray]'" in by_handle.stdout + by_handle.stderr, by_handle.stderr
+    assert "Traceback" not in by_handle.stderr, by_handle.stderr
 
     # the offline planner (no LLM) on a request that only its example bank could plan:
     # the bank is searched by MiniLM, whose weights come with the local extra

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import socket
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,6 +30,7 @@ from hugginggpt.tools.experts.ray.config import read_config
 from hugginggpt.tools.experts.ray.wire import decode_inputs, encode_inputs
 from hugginggpt.tools.experts.registry import ToolContext, register_tool, run_settings
 from hugginggpt.tools.experts.tasks import get_task_type
+from hugginggpt.tools.extras import missing
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==")
@@ -123,11 +127,16 @@ def stub() -> Iterator[str]:
 
 
 def _call(url: str, tmp_path: Path, task: str = "depth-estimation", **args: Any) -> Any:
+    return _call_with({"url": url}, tmp_path, task, **args)
+
+
+def _call_with(tier: dict[str, Any], tmp_path: Path, task: str = "depth-estimation",
+               **args: Any) -> Any:
     import asyncio
 
     context = ToolContext(subtask_id=3, task=task, model="m/depth",
                           artifacts=ArtifactStore(tmp_path / "ws"))
-    with run_settings({"ray": {"url": url}}):
+    with run_settings({"ray": tier}):
         outputs = asyncio.run(client.call_tier(task, "m/depth", args, context))
     return outputs, context
 
@@ -198,3 +207,69 @@ def test_the_tier_will_not_listen_beyond_the_loopback_without_a_key(tmp_path, mo
     config.write_text('[tier]\nreplicas = "many"\n')
     assert main(["experts", "serve", "--local", "--config", str(config)]) == 2
     assert "replicas: Input should be a valid integer" in capsys.readouterr().err
+
+
+@pytest.fixture
+def driver_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker joining a loopback Ray sets Ray's loopback settings in its environment:
+    here they are put back after the test, and Ray's home is the test's own."""
+    from hugginggpt.tools.experts.ray.loopback import driver_environment
+
+    for name in driver_environment(tmp_path / "cache" / "ray-home"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HUGGINGGPT_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_without_ray_a_ray_address_says_what_to_install(stub, tmp_path, monkeypatch,
+                                                        driver_env):
+    """A worker given ``ray_address`` needs Ray (its import fails here as it does where
+    Ray is not installed): the run says which extra, or the HTTP way, in each caller's
+    words; the address wins over the URL, which is not asked."""
+    from hugginggpt.nodes.responding.advice import said
+    from hugginggpt.tools.errors import NotInstalledError
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    catalog = _catalog(tmp_path, "a/model")
+    tier = {"url": stub, "ray_address": "127.0.0.1:6379", "catalog": catalog}
+    with run_settings({"ray": tier}):
+        reason = ray_backend.unavailable_reason("summarization", "a/model")
+        with pytest.raises(NotInstalledError) as caught:
+            _call_with(tier, tmp_path, task="summarization", text="hello")
+    assert reason == ("Ray, which the expert tier's Ray address needs, is not installed: "
+                      "pip install 'hugginggpt[ray]'")
+    assert str(caught.value) == reason and not isinstance(caught.value, TransientToolError)
+    assert said(caught.value.fix, "cli") == "or reach the tier over HTTP with " \
+        "HUGGINGGPT_EXPERTS_URL"
+    assert said(caught.value.fix, "served") == "or reach the tier over HTTP with " \
+        "HUGGINGGPT_EXPERTS_URL in the server's environment (ask its operator)"
+    assert _StubTier.seen == []
+
+
+@pytest.mark.skipif(bool(missing("ray")), reason="joining a cluster needs the ray extra")
+def test_a_ray_cluster_that_does_not_answer_is_a_retryable_error_saying_where(tmp_path,
+                                                                             driver_env):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{closed.getsockname()[1]}"
+    tier = {"ray_address": address, "catalog": _catalog(tmp_path, "a/model")}
+    said = f"the Ray cluster at {address} is not answering (ConnectionRefusedError)"
+    with pytest.raises(TransientToolError, match=re.escape(said)):
+        _call_with(tier, tmp_path, task="summarization", text="hello")
+    client._forget_status()
+    with run_settings({"ray": tier}):
+        assert ray_backend.unavailable_reason("summarization", "a/model") == said
+    client._forget_status()
+
+
+def test_a_ray_address_must_name_a_running_cluster():
+    """``local`` would start a new Ray inside the worker: refused where settings enter."""
+    from hugginggpt.graph.context import Context
+    from hugginggpt.tools.errors import SettingsError
+
+    with pytest.raises(SettingsError, match=re.escape(
+            "ray_address = 'local' is not valid: expected a Ray cluster's address")):
+        Context(ray_address="local")
+    both = Context(ray_address="ray://head:10001", experts_url="http://tier:8000")
+    assert both.backend_settings()["ray"] == {**both.backend_settings()["ray"],
+                                              "ray_address": "ray://head:10001",
+                                              "url": "http://tier:8000"}

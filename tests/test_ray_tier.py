@@ -21,6 +21,7 @@ import http.server
 import ipaddress
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -62,6 +63,10 @@ class Tier:
     env: dict[str, str]
     root: Path
     hub: Any
+    ray_address: str
+    """The local Ray's GCS address, for a worker that joins it (``HUGGINGGPT_RAY_ADDRESS``)."""
+    watched: list[int] = field(default_factory=list)
+    """Other processes to sample with the tier's: graph workers that joined its Ray."""
     seen: dict[int, Any] = field(default_factory=dict)
     """Every process of the tier's tree ever sampled: pid -> psutil.Process."""
     connections: list[tuple[str, str, str, str]] = field(default_factory=list)
@@ -71,10 +76,11 @@ class Tier:
     def tree(self) -> list[Any]:
         import psutil
 
-        with contextlib.suppress(psutil.NoSuchProcess):
-            return [psutil.Process(self.process.pid),
-                    *psutil.Process(self.process.pid).children(recursive=True)]
-        return []
+        found = []
+        for pid in [self.process.pid, *self.watched]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                found += [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+        return found
 
     def sample(self) -> None:
         """Record the tree's processes and sockets, until told to stop."""
@@ -132,13 +138,15 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
         [sys.executable, "-m", "hugginggpt", "experts", "serve", "--local", "--config",
          str(config)], env=env, stdout=subprocess.PIPE, text=True,
         stderr=(root / "tier.err").open("w"))
-    served = Tier(process, f"http://127.0.0.1:{port}", env, root, hub)
+    served = Tier(process, f"http://127.0.0.1:{port}", env, root, hub, ray_address="")
     sampler = threading.Thread(target=served.sample, daemon=True)
     sampler.start()
     try:
         started = time.monotonic()
         line = process.stdout.readline() if process.stdout else ""
-        assert "expert tier on" in line, (root / "tier.err").read_text()[-3000:]
+        gcs = re.search(r"HUGGINGGPT_RAY_ADDRESS=(\S+)\)", line)
+        assert "expert tier on" in line and gcs, (root / "tier.err").read_text()[-3000:]
+        served.ray_address = gcs.group(1)
         print(f"\nthe tier started in {time.monotonic() - started:.1f} s")
         yield served
     finally:
@@ -197,6 +205,28 @@ def test_a_run_names_the_replica_and_the_second_run_loads_nothing(tier):
     assert second["replica"] == {**second["replica"], "replica": replica["replica"],
                                  "warm": True, "load_s": 0.0}
     assert second["latency_s"] < result["latency_s"]
+
+
+def test_a_worker_inside_the_cluster_calls_the_tier_through_a_handle(tier):
+    """HUGGINGGPT_RAY_ADDRESS: the worker joins the tier's Ray as a driver and calls it
+    through a DeploymentHandle. It wins over a URL that answers nothing, and needs no
+    key; its Ray traffic is sampled with the tier's (the loopback check at the end)."""
+    running = _run(tier, SENTIMENT, "--backend", "ray", background=True,
+                   HUGGINGGPT_RAY_ADDRESS=tier.ray_address, HUGGINGGPT_EXPERTS_KEY="",
+                   HUGGINGGPT_EXPERTS_URL=f"http://127.0.0.1:{_free_port()}",
+                   **_only(tier, WARM))
+    tier.watched.append(running.pid)
+    out, err = running.communicate(timeout=300)
+    assert running.pid in tier.seen, "the sampler saw the worker"
+    assert " -- " not in err, f"Ray's own log lines reached the worker's stderr: {err}"
+    doc = _document(out, err)
+    result = doc["results"]["0"]
+    assert (result["status"], result["backend"], result["model"]) == ("done", "ray", WARM), \
+        result
+    assert result["outputs"]["labels"][0]["label"] in ("POSITIVE", "NEGATIVE")
+    replica = result["replica"]
+    assert replica["replica"] and replica["pid"] > 0 and replica["run_s"] > 0
+    assert replica["warm"] is (replica["load_s"] == 0.0)
 
 
 @pytest.mark.parametrize("through", ["inline", "shared"])
@@ -282,11 +312,12 @@ def test_a_subtask_the_tier_finished_is_not_sent_again_on_resume(tier):
              "args": {"text": "a good movie"}}]
     env = {"HUGGINGGPT_EXPERTS_URL": f"http://127.0.0.1:{server.server_port}",
            **_only(tier, RESUMED)}
+    before = len(tier.hub.stalled)
     tier.hub.stall[(RESUMED, WEIGHTS)] = 8.0
     try:
         running = _run(tier, plan, "--file", str(image), "--backend", "ray", "--thread",
                        "resumed-on-ray", background=True, **env)
-        _downloading(tier)  # subtask 1 is on the tier: subtask 0 has finished
+        _downloading(tier, before)  # subtask 1 is on the tier: subtask 0 has finished
         running.kill()
         running.wait(30)
         assert handler.calls == [(0, "depth-estimation"), (1, "text-classification")]
@@ -306,29 +337,34 @@ def test_a_subtask_the_tier_finished_is_not_sent_again_on_resume(tier):
                              (1, "text-classification")]
 
 
-def _downloading(tier: Tier, timeout_s: float = 60) -> Any:
-    """The process of the tier whose download the mini-hub is stalling (found by the
-    client port of the stalled request: a replica that downloaded earlier may still
-    hold an idle connection to the hub)."""
+def _downloading(tier: Tier, before: int, timeout_s: float = 60) -> Any:
+    """The process of the tier whose download the mini-hub started stalling after the
+    first ``before`` stalls (a test's own: an earlier test's stall is over), found by
+    the client port of the stalled request to the hub (a replica that downloaded
+    earlier may still hold an idle connection to it, and the same port number may be
+    another socket's)."""
     import psutil
 
+    hub_port = int(tier.hub.url.rstrip("/").rsplit(":", 1)[1])
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if tier.hub.stalled:
-            port = tier.hub.stalled[-1][1]
+        if len(tier.hub.stalled) > before:
+            port = tier.hub.stalled[before][1]
             for process in tier.tree():
                 with contextlib.suppress(psutil.Error):
-                    if any(c.laddr.port == port for c in process.net_connections(kind="inet")):
+                    if any(c.laddr.port == port and c.raddr and c.raddr.port == hub_port
+                           for c in process.net_connections(kind="inet")):
                         return process
         time.sleep(0.05)
     raise AssertionError("no process of the tier started the stalled download")
 
 
 def test_a_replica_killed_mid_call_is_retried_on_the_other(tier):
+    before = len(tier.hub.stalled)
     tier.hub.stall[(KILLED, WEIGHTS)] = 8.0
     running = _run(tier, SENTIMENT, "--backend", "ray", background=True,
                    **_only(tier, KILLED))
-    victim = _downloading(tier)
+    victim = _downloading(tier, before)
     assert "ServeReplica" in victim.name()
     victim.kill()
     out, err = running.communicate(timeout=300)
@@ -342,10 +378,11 @@ def test_a_replica_killed_mid_call_is_retried_on_the_other(tier):
 
 
 def test_stopping_the_tier_mid_run_falls_back_then_fails_with_the_reason(tier):
+    before = len(tier.hub.stalled)
     tier.hub.stall[(STOPPED, WEIGHTS)] = 8.0
     running = _run(tier, SENTIMENT, "--backend", "ray,local", "--download", "yes",
                    background=True, **_only(tier, STOPPED))
-    _downloading(tier)
+    _downloading(tier, before)
     tier.process.send_signal(signal.SIGTERM)
     out, err = running.communicate(timeout=300)
     result = _document(out, err)["results"]["0"]
@@ -359,6 +396,10 @@ def test_stopping_the_tier_mid_run_falls_back_then_fails_with_the_reason(tier):
     assert doc["status"] == "failed"
     assert f"the expert tier at {tier.url} is not answering" in \
         doc["results"]["0"]["failure"]["reason"]
+    by_handle = _run(tier, SENTIMENT, "--backend", "ray", HUGGINGGPT_RAY_ADDRESS=tier.ray_address)
+    assert by_handle["status"] == "failed"
+    assert f"the Ray cluster at {tier.ray_address} is not answering" in \
+        by_handle["results"]["0"]["failure"]["reason"]
 
 
 def test_nothing_is_left_running_and_ray_stayed_on_the_loopback(tier):

@@ -1,6 +1,6 @@
 """``hugginggpt experts serve``: the expert tier, a Ray Serve application of the local
 backend's adapters that every graph worker shares (``--backend ray`` with
-``HUGGINGGPT_EXPERTS_URL`` pointing at it).
+``HUGGINGGPT_EXPERTS_URL`` pointing at it, or ``HUGGINGGPT_RAY_ADDRESS`` at its Ray).
 
 ``--local`` starts a Ray of this process on 127.0.0.1 (every setting that keeps Ray on
 the loopback address: :mod:`hugginggpt.tools.experts.ray.loopback`), serves until Ctrl-C
@@ -83,7 +83,7 @@ def _serve(args: argparse.Namespace) -> int:
         tier.deploy(config, key, address=args.address)
         print(_serving(config, "deployed on the cluster"), flush=True)
         return EXIT_OK
-    loopback.start_local_ray(cache_dir() / "ray-home")  # before Ray is imported
+    local_ray = loopback.start_local_ray(cache_dir() / "ray-home")  # before Ray is imported
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):  # after Ray's own handlers: it aborts
         signal.signal(signum, lambda *_: stop.set())
@@ -91,7 +91,8 @@ def _serve(args: argparse.Namespace) -> int:
         from hugginggpt.tools.experts.ray import tier
 
         tier.deploy(config, key)
-        print(_serving(config, "Ctrl-C stops it"), flush=True)
+        gcs = local_ray.address_info["gcs_address"]
+        print(_serving(config, "Ctrl-C stops it", gcs), flush=True)
         stop.wait()
     finally:
         print("hugginggpt: stopping the expert tier", file=sys.stderr, flush=True)
@@ -99,10 +100,11 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _serving(config: TierConfig, then: str) -> str:
+def _serving(config: TierConfig, then: str, ray_address: str | None = None) -> str:
     replicas = (f"{config.autoscaling.min_replicas}-{config.autoscaling.max_replicas}"
                 if config.autoscaling else str(config.replicas))
     return (f"expert tier on http://{config.host}:{config.port} ({replicas} replica(s), "
             f"{config.max_models_per_replica} model(s) each); workers: "
-            f"HUGGINGGPT_EXPERTS_URL=http://{config.host}:{config.port} --backend ray; "
-            f"{then}")
+            f"HUGGINGGPT_EXPERTS_URL=http://{config.host}:{config.port} --backend ray"
+            + (f" (or, on this machine, HUGGINGGPT_RAY_ADDRESS={ray_address})"
+               if ray_address else "") + f"; {then}")

@@ -1,11 +1,13 @@
-"""The ``ray`` backend's calls: a subtask sent to the expert tier over HTTP, its outputs
-written into the run's artifact store, and what the tier says about its models.
+"""The ``ray`` backend's calls: a subtask sent to the expert tier, its outputs written
+into the run's artifact store, and what the tier says about its models.
 
-The tier's address and its file rules are the run's settings (``backend_settings("ray")``:
-``url``, ``shared_dir``, ``inline_max_mb``); its key is a secret, read from
+The tier is reached over HTTP (``url``), or, from a worker inside the Ray cluster, through
+a ``DeploymentHandle`` (``ray_address``, :mod:`.handle`; it wins when both are set). Its
+address and file rules are the run's settings (``backend_settings("ray")``: ``url``,
+``ray_address``, ``shared_dir``, ``inline_max_mb``); its HTTP key is a secret, read from
 ``HUGGINGGPT_EXPERTS_KEY`` only here, where the request is built. A tier that does not
-answer, or answers 503 (a replica that died mid-call, a model still loading), raises
-:class:`TransientToolError`, which the executor retries before it falls back.
+answer, or says a retry may pass (a replica that died mid-call, a model still loading),
+raises :class:`TransientToolError`, which the executor retries before it falls back.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from hugginggpt.tools.env import env
 from hugginggpt.tools.errors import ToolExecutionError, TransientToolError
 from hugginggpt.tools.experts.catalog import DEFAULT_CATALOG, load_catalog
+from hugginggpt.tools.experts.ray import handle
 from hugginggpt.tools.experts.ray.wire import (
     KEY_HEADER,
     decode_outputs,
@@ -34,7 +37,7 @@ __all__ = ["RAY_BACKEND", "KEY_VARIABLE", "call_tier", "model_status", "NO_TIER"
 
 RAY_BACKEND = "ray"
 KEY_VARIABLE = "HUGGINGGPT_EXPERTS_KEY"
-NO_TIER = "no expert tier is set (experts_url)"
+NO_TIER = "no expert tier is set (experts_url or ray_address)"
 STATUS_TTL_S = 10.0
 """How long the tier's word on its models is kept (selection asks once per model)."""
 CALL_TIMEOUT_S = 3600.0
@@ -51,6 +54,18 @@ def _url() -> str | None:
     return str(url).rstrip("/") if url else None
 
 
+def _address() -> str | None:
+    """The Ray cluster to join for a handle to the tier (None: the tier is reached over
+    HTTP, when at all)."""
+    address = backend_settings(RAY_BACKEND).get("ray_address")
+    return str(address) if address else None
+
+
+def _tier() -> str | None:
+    """Where the tier is: its Ray address, else its URL."""
+    return _address() or _url()
+
+
 def _unreachable(url: str, exc: httpx.HTTPError) -> TransientToolError:
     return TransientToolError(f"the expert tier at {url} is not answering "
                               f"({type(exc).__name__})")
@@ -63,18 +78,33 @@ async def call_tier(task: str, model: str, args: dict[str, Any], context: ToolCo
 
     Raises:
         TransientToolError: the tier did not answer, or said a retry may pass.
-        ToolExecutionError: the tier is not set, refused the key, or the model failed.
+        ToolExecutionError: the tier is not set, refused the key, or the model failed
+            (:class:`NotInstalledError`: a Ray address, and no Ray here).
     """
-    url, settings = _url(), backend_settings(RAY_BACKEND)
-    task_type = get_task_type(task)
-    if url is None or task_type is None:
-        raise ToolExecutionError(NO_TIER if url is None else f"unknown task type {task}")
+    settings, task_type = backend_settings(RAY_BACKEND), get_task_type(task)
+    if _tier() is None or task_type is None:
+        raise ToolExecutionError(NO_TIER if task_type else f"unknown task type {task}")
     shared = settings.get("shared_dir")
     plain, files = encode_inputs(
         task_type, args, shared_dir=Path(shared) if shared else None,
         inline_max_bytes=int(float(settings.get("inline_max_mb", 1.0)) * 2**20))
     body = {"task": task, "model": model, "args": plain, "files": files,
             "subtask": context.subtask_id}
+    if (address := _address()) is not None:
+        reply = await handle.run(address, body)
+    else:
+        reply = await _post_run(str(_url()), body)
+    _forget_status()  # a model just loaded: the tier's warm models changed
+    context.extra["replica"] = {k: reply.get(k) for k in ("replica", "pid", "load_s", "warm",
+                                                      "run_s")}
+    if reply.get("confidence"):
+        from hugginggpt.tools.experts.confidence import Confidence
+
+        context.confidence = Confidence.model_validate(reply["confidence"])
+    return decode_outputs(reply["outputs"], context.artifacts)
+
+
+async def _post_run(url: str, body: dict[str, Any]) -> dict[str, Any]:
     import httpx
 
     try:
@@ -85,14 +115,7 @@ async def call_tier(task: str, model: str, args: dict[str, Any], context: ToolCo
     reply = _json(response)
     if response.status_code != 200 or "error" in reply:
         raise_error(reply, f"the expert tier answered {response.status_code}")
-    _forget_status()  # a model just loaded: the tier's warm models changed
-    context.extra["replica"] = {k: reply.get(k) for k in ("replica", "pid", "load_s", "warm",
-                                                      "run_s")}
-    if reply.get("confidence"):
-        from hugginggpt.tools.experts.confidence import Confidence
-
-        context.confidence = Confidence.model_validate(reply["confidence"])
-    return decode_outputs(reply["outputs"], context.artifacts)
+    return reply
 
 
 def _json(response: httpx.Response) -> dict[str, Any]:
@@ -116,14 +139,14 @@ def model_status(task: str, model: str) -> dict[str, Any]:
     """What the tier says of ``model`` for ``task``: ``reason`` (why it cannot run there,
     None when it can) and ``warm`` (a replica holds it). Asked for all the catalog's
     models of the task at once, and kept :data:`STATUS_TTL_S`."""
-    url = _url()
-    if url is None:
+    tier = _tier()
+    if tier is None:
         return {"reason": NO_TIER, "warm": False}
     now = time.monotonic()
     with _STATUS_LOCK:
-        kept = _STATUS.get((url, task))
+        kept = _STATUS.get((tier, task))
         if kept is None or now - kept[0] > STATUS_TTL_S:
-            kept = _STATUS[(url, task)] = (now, _ask_status(url, task))
+            kept = _STATUS[(tier, task)] = (now, _ask_status(task))
     found = kept[1]
     if "reason" in found:  # the tier itself could not be asked
         return found
@@ -132,13 +155,17 @@ def model_status(task: str, model: str) -> dict[str, Any]:
     return {**said, "reason": reason and f"on the expert tier: {reason}"}
 
 
-def _ask_status(url: str, task: str) -> dict[str, Any]:
+def _ask_status(task: str) -> dict[str, Any]:
     catalog = backend_settings(RAY_BACKEND).get("catalog") or DEFAULT_CATALOG
-    models = [card.id for card in load_catalog(catalog).for_task(task)]
+    asked = {"task": task, "models": [card.id for card in load_catalog(catalog).for_task(task)]}
+    if (address := _address()) is not None:
+        found = handle.status(address, asked)
+        return found if "reason" in found else dict(found.get("models", {}))
+    url = str(_url())
     import httpx
 
     try:
-        response = httpx.post(f"{url}/status", json={"task": task, "models": models},
+        response = httpx.post(f"{url}/status", json=asked,
                               headers=_headers(), timeout=5.0, trust_env=False)
     except httpx.HTTPError as exc:
         return {"reason": str(_unreachable(url, exc)), "warm": False}

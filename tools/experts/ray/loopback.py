@@ -5,7 +5,8 @@ external interface, and its dashboard probes the cloud metadata address and a us
 (even with usage stats off). :func:`loopback_environment` is every setting that keeps it
 on 127.0.0.1 and unix sockets, checked with strace (``DESIGN.md``); :func:`start_local_ray`
 applies them and starts Ray. ``hugginggpt experts serve --local``, the tests and the
-benchmark all start Ray through it. Importing this module does not import Ray.
+benchmark all start Ray through it; a graph worker joins such a Ray with
+:func:`driver_environment`. Importing this module does not import Ray.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["loopback_environment", "start_local_ray", "stop_local_ray"]
+__all__ = ["loopback_environment", "driver_environment", "start_local_ray", "stop_local_ray"]
 
 _BOOTSTRAP = "provider: {type: local}\n"
 """Ray reads ``~/ray_bootstrap_config.yaml`` to learn its cloud; a local provider means
@@ -72,6 +73,15 @@ def start_local_ray(home: Path, *, num_cpus: int | None = None, auth: bool = Tru
 
     return ray.init(address="local", include_dashboard=False, num_cpus=num_cpus,
                     log_to_driver=False)
+
+
+def driver_environment(home: Path) -> dict[str, str]:
+    """:func:`loopback_environment` for a process that joins the local Ray whose home is
+    ``home`` as a driver (a graph worker with ``ray_address``): it presents that Ray's
+    token, read by path, and keeps its own ``HOME`` (its ``~`` paths)."""
+    settings = loopback_environment(home)
+    settings.pop("HOME")
+    return settings | {"RAY_AUTH_TOKEN_PATH": str(home / ".ray" / "auth_token")}
 
 
 def stop_local_ray(grace_s: float = 2.0) -> None:

@@ -10,10 +10,13 @@ Two deployments:
   the local backend: the Hugging Face cache, downloads only where the tier's settings say
   ``download = "yes"``, and a model that runs its own code only when ``remote_code``
   names it.
-- ``Front``: the HTTP ingress. It checks the shared key on every call, bounds the body,
-  answers ``GET /status`` (which models can run here, which are warm on which replica)
-  and forwards ``POST /run`` to ``Experts``; a replica that dies mid-call becomes a 503
-  that the worker retries, landing on another replica.
+- ``Front``: the ingress. Its :meth:`run` forwards a request to ``Experts`` (a replica
+  that dies mid-call becomes a transient error, which the worker retries, landing on
+  another replica) and its :meth:`status` says which models can run here and which are
+  warm on which replica. Over HTTP (``POST /run``, ``POST /status``) it checks the shared
+  key on every call and bounds the body; a worker inside the Ray cluster calls the same
+  two methods through a ``DeploymentHandle`` (:mod:`.handle`), where access to the
+  cluster is the trust boundary.
 
 This module imports Ray; only ``hugginggpt experts serve``, the tests and the benchmark
 import it.
@@ -177,18 +180,30 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
             return hmac.compare_digest(given, self.digest)
 
         async def __call__(self, request: Request) -> JSONResponse:
+            """The HTTP front: the key, the body's bound, then :meth:`run` or
+            :meth:`status`, their error documents answered with 503 (a retry may pass)
+            or 422."""
             if not self._allowed(request):
                 return JSONResponse(error_document(ToolExecutionError(
                     "the expert tier refused the call: its key is missing or wrong")), 401)
             path = request.url.path.rstrip("/")
             if request.method == "POST" and path.endswith("/status"):
-                return JSONResponse(self._status(json.loads(await request.body())))
+                return JSONResponse(self.status(json.loads(await request.body())))
             if request.method == "POST" and path.endswith("/run"):
-                return await self._run(await request.body())
+                body = await request.body()
+                if len(body) > self.config.max_request_mb * 2**20:
+                    return JSONResponse(error_document(ToolExecutionError(
+                        f"the request is over the tier's {self.config.max_request_mb:g} MB: "
+                        "large inputs go through its shared folder")), 413)
+                reply = await self.run(json.loads(body))
+                error = reply.get("error")
+                return JSONResponse(reply, 200 if error is None else
+                                    503 if error["transient"] else 422)
             return JSONResponse({"error": {"message": "POST /run or /status"}}, 404)
 
-        def _status(self, asked: dict[str, Any]) -> dict[str, Any]:
-            """For one task type's models: whether each can run here (and why not)."""
+        def status(self, asked: dict[str, Any]) -> dict[str, Any]:
+            """For one task type's models: whether each can run here (and why not), and
+            which are warm. ``POST /status``, or a ``DeploymentHandle``'s call."""
             task, warm = str(asked.get("task")), set().union(*self.warm.values())
             with run_settings(self.settings):
                 return {"models": {
@@ -197,23 +212,19 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
                     for model in asked.get("models", [])[:500]},
                     "replicas": self.warm}
 
-        async def _run(self, body: bytes) -> JSONResponse:
-            if len(body) > self.config.max_request_mb * 2**20:
-                return JSONResponse(error_document(ToolExecutionError(
-                    f"the request is over the tier's {self.config.max_request_mb:g} MB: "
-                    "large inputs go through its shared folder")), 413)
-            request = json.loads(body)
+        async def run(self, request: dict[str, Any]) -> dict[str, Any]:
+            """Run a request (:mod:`.wire`) on a replica that holds its model: the reply,
+            or an error document. ``POST /run``, or a ``DeploymentHandle``'s call."""
             key = model_key(str(request["task"]), str(request["model"]))
             try:
-                reply = await self.experts.run.options(multiplexed_model_id=key).remote(request)
+                reply: dict[str, Any] = await self.experts.run.options(
+                    multiplexed_model_id=key).remote(request)
             except RayError as exc:  # the replica died or went away mid-call
-                return JSONResponse(error_document(TransientToolError(
+                return error_document(TransientToolError(
                     "a replica of the expert tier stopped during the call "
-                    f"({type(exc).__name__})")), 503)
+                    f"({type(exc).__name__})"))
             self.warm[reply["replica"]] = reply.pop("loaded")
-            error = reply.get("error")
-            return JSONResponse(reply, 200 if error is None else
-                                503 if error["transient"] else 422)
+            return reply
 
     doc = config.model_dump(mode="json")
     replicas: dict[str, Any] = ({"autoscaling_config": config.autoscaling.model_dump()}
