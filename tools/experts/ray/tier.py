@@ -1,7 +1,7 @@
 """The expert tier: a Ray Serve application that runs the local backend's adapters (the
 code ``--backend local`` runs) for every graph worker that points at it.
 
-Two deployments:
+Its deployments:
 
 - ``Experts``: the replicas that hold models, multiplexed by model id (``TASK|MODEL``):
   each keeps ``max_num_models_per_replica`` models and evicts the least recently used
@@ -9,11 +9,12 @@ Two deployments:
   Serve routes a request to a replica that already holds its model. A load goes through
   the local backend: the Hugging Face cache, downloads only where the tier's settings say
   ``download = "yes"``, and a model that runs its own code only when ``remote_code``
-  names it.
+  names it. Each group of the settings (``[tier.groups.NAME]``) is one more such
+  deployment, ``Experts-NAME``, for its task types, with its own replicas and resources.
 - ``Front``: the HTTP ingress. It checks the shared key on every call, bounds the body,
   answers ``GET /status`` (which models can run here, which are warm on which replica)
-  and forwards ``POST /run`` to ``Experts``; a replica that dies mid-call becomes a 503
-  that the worker retries, landing on another replica.
+  and forwards ``POST /run`` to the deployment of the call's task type; a replica that
+  dies mid-call becomes a 503 that the worker retries, landing on another replica.
 
 This module imports Ray; only ``hugginggpt experts serve``, the tests and the benchmark
 import it.
@@ -117,12 +118,22 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
     """The Serve application for ``config``, its key checked against ``digest``."""
 
     class Experts:
+        """One deployment's replicas: the default's, or a group's (``config_doc`` is
+        its own settings, :meth:`TierConfig.deployments`)."""
+
         def __init__(self, config_doc: dict[str, Any]) -> None:
             self.config = TierConfig.model_validate(config_doc)
             self.settings = _settings(self.config)
             local.set_max_loaded(self.config.max_models_per_replica)
-            self.replica = serve.get_replica_context().replica_id.unique_id
+            context = serve.get_replica_context()
+            self.replica = f"{context.deployment}#{context.replica_id.unique_id}"
             self.held: weakref.WeakValueDictionary[str, _Held] = weakref.WeakValueDictionary()
+
+            async def hold(key: str) -> _Held:
+                return await self._hold(key)
+
+            self.get_model = serve.multiplexed(  # this deployment's own bound
+                max_num_models_per_replica=self.config.max_models_per_replica)(hold)
 
         def _load(self, key: str) -> None:
             task, model = split_key(key)
@@ -130,8 +141,7 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
                 _refuse_remote_code(self.config, task, model)
                 local.load(task, model)
 
-        @serve.multiplexed(max_num_models_per_replica=config.max_models_per_replica)
-        async def get_model(self, key: str) -> _Held:
+        async def _hold(self, key: str) -> _Held:
             started = time.monotonic()
             await asyncio.to_thread(self._load, key)
             held = self.held[key] = _Held(key, round(time.monotonic() - started, 4))
@@ -162,9 +172,10 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
                             "run_s": round(time.monotonic() - started, 4)}
 
     class Front:
-        def __init__(self, experts: DeploymentHandle, config_doc: dict[str, Any],
+        def __init__(self, experts: dict[str, DeploymentHandle], config_doc: dict[str, Any],
                      digest: str | None) -> None:
             self.experts, self.digest = experts, digest
+            """Each deployment's handle, by name (:meth:`TierConfig.deployment_of`)."""
             self.config = TierConfig.model_validate(config_doc)
             self.settings = _settings(self.config)
             self.warm: dict[str, list[str]] = {}
@@ -204,8 +215,9 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
                     "large inputs go through its shared folder")), 413)
             request = json.loads(body)
             key = model_key(str(request["task"]), str(request["model"]))
+            experts = self.experts[self.config.deployment_of(str(request["task"]))]
             try:
-                reply = await self.experts.run.options(multiplexed_model_id=key).remote(request)
+                reply = await experts.run.options(multiplexed_model_id=key).remote(request)
             except RayError as exc:  # the replica died or went away mid-call
                 return JSONResponse(error_document(TransientToolError(
                     "a replica of the expert tier stopped during the call "
@@ -215,16 +227,24 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
             return JSONResponse(reply, 200 if error is None else
                                 503 if error["transient"] else 422)
 
-    doc = config.model_dump(mode="json")
-    replicas: dict[str, Any] = ({"autoscaling_config": config.autoscaling.model_dump()}
-                                if config.autoscaling else {"num_replicas": config.replicas})
-    experts = _deployment(Experts).options(
-        ray_actor_options={"num_cpus": config.num_cpus, "num_gpus": config.num_gpus},
-        graceful_shutdown_timeout_s=config.graceful_shutdown_s, **replicas)
+    experts = {name: _experts(_deployment(Experts), name, settings)
+               for name, settings in config.deployments().items()}
     front = _deployment(Front).options(
         ray_actor_options={"num_cpus": 0},
         graceful_shutdown_timeout_s=config.graceful_shutdown_s)
-    return front.bind(experts.bind(doc), doc, digest)
+    return front.bind(experts, config.model_dump(mode="json"), digest)
+
+
+def _experts(deployment: Deployment, name: str, settings: TierConfig) -> Any:
+    """The deployment ``name`` of ``Experts``, bound to its own settings."""
+    replicas: dict[str, Any] = (
+        {"autoscaling_config": settings.autoscaling.model_dump()} if settings.autoscaling
+        else {"num_replicas": settings.replicas})
+    return deployment.options(
+        name=name, ray_actor_options={"num_cpus": settings.num_cpus,
+                                      "num_gpus": settings.num_gpus},
+        graceful_shutdown_timeout_s=settings.graceful_shutdown_s, **replicas,
+    ).bind(settings.model_dump(mode="json"))
 
 
 def _deployment(cls: type) -> Deployment:
