@@ -130,9 +130,14 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
             self.held: weakref.WeakValueDictionary[str, _Held] = weakref.WeakValueDictionary()
 
             async def hold(key: str) -> _Held:
-                return await self._hold(key)
+                started = time.monotonic()
+                await asyncio.to_thread(self._load, key)
+                held = self.held[key] = _Held(key, round(time.monotonic() - started, 4))
+                return held
 
-            self.get_model = serve.multiplexed(  # this deployment's own bound
+            # multiplexed here, not on the class: each deployment holds its own number of
+            # models (a function, since Serve keeps its models on what it wraps)
+            self.get_model = serve.multiplexed(
                 max_num_models_per_replica=self.config.max_models_per_replica)(hold)
 
         def _load(self, key: str) -> None:
@@ -140,12 +145,6 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
             with run_settings(self.settings):
                 _refuse_remote_code(self.config, task, model)
                 local.load(task, model)
-
-        async def _hold(self, key: str) -> _Held:
-            started = time.monotonic()
-            await asyncio.to_thread(self._load, key)
-            held = self.held[key] = _Held(key, round(time.monotonic() - started, 4))
-            return held
 
         async def run(self, request: dict[str, Any]) -> dict[str, Any]:
             key = serve.get_multiplexed_model_id()
