@@ -56,21 +56,26 @@ PLAN = [{"id": 0, "task": "text-classification", "dep": [], "args": {"text": "a 
 KEY = "benchmark-key"
 
 
-def publish(root: Path, size: str) -> dict[str, str]:
-    """Eight classifiers on a mini-hub, downloaded into a fresh Hugging Face cache; one
-    catalog per model. Returns the environment every process of the benchmark uses."""
+def publish(root: Path, size: str, models: dict[str, tuple[str, str]] | None = None
+            ) -> dict[str, str]:
+    """Models on a mini-hub, downloaded into a fresh Hugging Face cache; one catalog per
+    model and ``catalog.json`` of them all. ``models``: each repository's task type and
+    kind of :mod:`tests.tiny_models` (by default the eight classifiers of ``size``).
+    Returns the environment every process of the benchmark uses."""
     from tests import tiny_models
     from tests.mini_hub import MiniHub
 
-    folder = tiny_models.build(SIZES[size], root / "built")
+    models = models or dict.fromkeys(MODELS, ("text-classification", SIZES[size]))
+    folders = {kind: tiny_models.build(kind, root / "built")
+               for kind in {kind for _, kind in models.values()}}
     hub = MiniHub().start()
     env = {"HF_HOME": str(root / "hf-home"), "HF_ENDPOINT": hub.url,
            "HF_HUB_DISABLE_TELEMETRY": "1", "HUGGINGGPT_CACHE_DIR": str(root / "cache"),
            "HUGGINGGPT_EXPERTS_KEY": KEY, "HUGGINGGPT_CACHE": "0"}
     cards = []
-    for repo in MODELS:
-        hub.add_model(repo, folder, info={"library_name": "transformers"})
-        cards.append({"id": repo, "task": "text-classification", "downloads": 10,
+    for repo, (task, kind) in models.items():
+        hub.add_model(repo, folders[kind], info={"library_name": "transformers"})
+        cards.append({"id": repo, "task": task, "downloads": 10,
                       "license": "mit", "library_name": "transformers"})
         fetch = (f"from huggingface_hub import snapshot_download; "
                  f"snapshot_download({repo!r})")
@@ -127,6 +132,11 @@ def measure(side: str, root: Path, env: dict[str, str], per_worker: int
         started = time.monotonic()
         results = [r for p in pending for r in p.get(timeout=1800)]
         wall = time.monotonic() - started
+    return summary(side, results, wall)
+
+
+def summary(side: str, results: list[dict[str, Any]], wall: float) -> dict[str, Any]:
+    """One side's row: subtasks done, model loads, p50/p95 latency, throughput."""
     latencies = sorted(r["latency_s"] for r in results)
     return {"side": side, "subtasks": len(results),
             "done": sum(r["status"] == "done" for r in results),

@@ -76,6 +76,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "startup_machinery": Benchmark("Start-up machinery"),
     "soak": Benchmark("Soak"),
     "experts_tier": Benchmark("Expert tier on Ray Serve"),
+    "experts_layout": Benchmark("Expert tier layouts"),
 }
 """Each benchmark (``benchmarks/NAME.py``), in the order of the site's pages."""
 

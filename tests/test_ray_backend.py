@@ -94,6 +94,46 @@ def test_the_tiers_settings_are_checked(tmp_path):
     assert "colour: Extra inputs are not permitted" in str(refused.value)
 
 
+def test_a_group_of_task_types_is_a_deployment_of_its_own(tmp_path):
+    settings = tmp_path / "tier.toml"
+    settings.write_text('[tier]\nreplicas = 3\nmax_models_per_replica = 4\nnum_cpus = 1\n'
+                        '[tier.groups.images]\ntasks = ["text-to-image", "Image To Image"]\n'
+                        'num_gpus = 0.5\nmax_models_per_replica = 1\n'
+                        '[tier.groups.speech]\ntasks = ["automatic-speech-recognition"]\n'
+                        '[tier.groups.speech.autoscaling]\nmax_replicas = 4\n')
+    config = read_config(settings)
+    deployments = config.deployments()
+    assert list(deployments) == ["Experts", "Experts-images", "Experts-speech"]
+    own = {name: (d.replicas, d.autoscaling and d.autoscaling.max_replicas,
+                  d.max_models_per_replica, d.num_cpus, d.num_gpus, d.groups)
+           for name, d in deployments.items()}
+    assert own == {"Experts": (3, None, 4, 1, 0, {}),        # the [tier] table's
+                   "Experts-images": (3, None, 1, 1, 0.5, {}),  # its own keys over it
+                   "Experts-speech": (1, 4, 4, 1, 0, {})}  # autoscaling instead of replicas
+    assert config.groups["images"].tasks == ["text-to-image", "image-to-image"]
+    assert [config.deployment_of(task) for task in
+            ("text-to-image", "image_to_image", "text-classification", "no-such-task")] == \
+        ["Experts-images", "Experts-images", "Experts", "Experts"]
+
+
+@pytest.mark.parametrize(("table", "said"), [
+    ('[tier.groups.images]\ntasks = ["text-to-image", "pictures"]\n',
+     "groups.images.tasks: unknown task type(s) pictures"),
+    ('[tier.groups.a]\ntasks = ["text-to-image"]\n[tier.groups.b]\ntasks = ["text-to-image"]\n',
+     "groups: text-to-image is in two groups, a and b"),
+    ('[tier.groups.images]\ntasks = []\n', "groups.images.tasks: List should have at least 1"),
+    ('[tier.groups.images]\ntasks = ["text-to-image"]\ngpus = 1\n',
+     "groups.images.gpus: Extra inputs are not permitted"),
+    ('[tier.groups."GPU images"]\ntasks = ["text-to-image"]\n',
+     "groups.GPU images.[key]: String should match pattern"),
+])
+def test_a_wrong_group_is_refused_naming_the_file_and_the_setting(tmp_path, table, said):
+    settings = tmp_path / "tier.toml"
+    settings.write_text(f"[tier]\n{table}")
+    with pytest.raises(ValueError, match="^" + re.escape(f"{settings}: {said}")):
+        read_config(settings)
+
+
 class _StubTier(BaseHTTPRequestHandler):
     """The tier's HTTP front as the client sees it: replies scripted per path."""
 

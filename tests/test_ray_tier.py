@@ -1,15 +1,17 @@
 """The expert tier on a real local Ray: ``hugginggpt experts serve --local`` in a process
-of its own (2 replicas, multiplexed), tiny models published on the mini-hub and
-downloaded by the replicas, and ``hugginggpt run --backend ray`` in processes of their
-own, as a user runs them.
+of its own (2 replicas, multiplexed, and a group of one replica for depth estimation),
+tiny models published on the mini-hub and downloaded by the replicas, and ``hugginggpt
+run --backend ray`` in processes of their own, as a user runs them.
 
 What it shows: a run names the replica and the model's load time; the second run of the
-same model loads nothing (warm); an image goes in as bytes or through the shared folder
-and the output image comes back as the run's own artifact; a wrong key is refused; a
-replica killed mid-call is retried on the other; a worker killed while the tier runs
-its second subtask resumes without sending the first again; the tier stopped mid-run
-gives a clean fallback (and, with no other backend, a failure saying why); every Ray
-process stays on the loopback address (sampled all along); and nothing is left running.
+same model loads nothing (warm); a worker inside the cluster calls the tier through a
+DeploymentHandle; a grouped task type runs on its group's deployment; an image goes in
+as bytes or through the shared folder and the output image comes back as the run's own
+artifact; a wrong key is refused; a replica killed mid-call is retried on the other; a
+worker killed while the tier runs its second subtask resumes without sending the first
+again; the tier stopped mid-run gives a clean fallback (and, with no other backend, a
+failure saying why); every Ray process stays on the loopback address (sampled all
+along); and nothing is left running.
 
 Slow (Ray starts in about 25 s on 2 cores): marked ``ray``; ``make test-ray`` runs them.
 """
@@ -127,7 +129,8 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
     config = root / "tier.toml"
     config.write_text(f'[tier]\nport = {port}\nreplicas = 2\nmax_models_per_replica = 2\n'
                       f'num_cpus = 0.5\ndownload = "yes"\ncatalog = "{catalog}"\n'
-                      f'shared_dir = "{shared}"\ngraceful_shutdown_s = 1\n')
+                      f'shared_dir = "{shared}"\ngraceful_shutdown_s = 1\n'
+                      '[tier.groups.images]\ntasks = ["depth-estimation"]\nreplicas = 1\n')
     env = {**os.environ, "HF_HOME": str(root / "hf-home"), "HF_ENDPOINT": hub.url,
            "HF_HUB_DISABLE_TELEMETRY": "1", "HUGGINGGPT_CATALOG": str(catalog),
            "HUGGINGGPT_CACHE_DIR": str(root / "cache"), "HUGGINGGPT_EXPERTS_KEY": KEY,
@@ -227,6 +230,21 @@ def test_a_worker_inside_the_cluster_calls_the_tier_through_a_handle(tier):
     replica = result["replica"]
     assert replica["replica"] and replica["pid"] > 0 and replica["run_s"] > 0
     assert replica["warm"] is (replica["load_s"] == 0.0)
+
+
+def test_a_grouped_task_type_runs_on_its_groups_deployment(tier):
+    from PIL import Image
+
+    image = tier.root / "room.png"
+    Image.new("RGB", (64, 64), (120, 80, 40)).save(image)
+    plan = [*SENTIMENT, {"id": 1, "task": "depth-estimation", "dep": [],
+                         "args": {"image": image.name}}]
+    doc = _run(tier, plan, "--file", str(image), "--backend", "ray", **_only(tier, WARM))
+    ran = {result["task"]: result["replica"]["replica"] for result in doc["results"].values()
+           if result["status"] == "done"}
+    assert ran.keys() == {"text-classification", "depth-estimation"}, doc["results"]
+    assert ran["text-classification"].startswith("Experts#")
+    assert ran["depth-estimation"].startswith("Experts-images#")
 
 
 @pytest.mark.parametrize("through", ["inline", "shared"])

@@ -101,16 +101,35 @@ def text_classification(out: Path) -> Path:
     return _save(out, model, _word_tokenizer("bert"))
 
 
-def small_text_classification(out: Path) -> Path:
-    """A classifier of all-MiniLM-L6's shape (6 layers of 384; about 11M parameters with
-    this vocabulary, 43 MB): loading it costs what loading a small real model does, for
-    the benchmarks that weigh model loads."""
-    from transformers import BertConfig, BertForSequenceClassification
+def _minilm_config(**extra: Any) -> Any:
+    """all-MiniLM-L6's shape (6 layers of 384; about 11M parameters with this vocabulary,
+    43 MB): loading it costs what loading a small real model does, for the benchmarks
+    that weigh model loads."""
+    from transformers import BertConfig
 
-    config = BertConfig(vocab_size=len(WORDS) + 10, max_position_embeddings=128,
-                        hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
-                        intermediate_size=1536, **_labels(TEXT_LABELS))
-    return _save(out, BertForSequenceClassification(config), _word_tokenizer("bert"))
+    return BertConfig(vocab_size=len(WORDS) + 10, max_position_embeddings=128,
+                      hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
+                      intermediate_size=1536, **extra)
+
+
+def small_text_classification(out: Path) -> Path:
+    from transformers import BertForSequenceClassification
+
+    model = BertForSequenceClassification(_minilm_config(**_labels(TEXT_LABELS)))
+    return _save(out, model, _word_tokenizer("bert"))
+
+
+def small_token_classification(out: Path) -> Path:
+    from transformers import BertForTokenClassification
+
+    model = BertForTokenClassification(_minilm_config(**_labels(NER_LABELS)))
+    return _save(out, model, _word_tokenizer("bert"))
+
+
+def small_question_answering(out: Path) -> Path:
+    from transformers import BertForQuestionAnswering
+
+    return _save(out, BertForQuestionAnswering(_minilm_config()), _word_tokenizer("bert"))
 
 
 def zero_shot_classification(out: Path) -> Path:
@@ -317,7 +336,9 @@ BUILDERS: dict[str, Callable[[Path], Path]] = {
     "text-classification-small": small_text_classification,
     "zero-shot-classification": zero_shot_classification,
     "token-classification": token_classification,
+    "token-classification-small": small_token_classification,
     "question-answering": question_answering,
+    "question-answering-small": small_question_answering,
     "feature-extraction": feature_extraction,
     "text-generation": text_generation,
     "seq2seq": seq2seq,

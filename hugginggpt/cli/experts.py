@@ -103,8 +103,9 @@ def _serve(args: argparse.Namespace) -> int:
 def _serving(config: TierConfig, then: str, ray_address: str | None = None) -> str:
     replicas = (f"{config.autoscaling.min_replicas}-{config.autoscaling.max_replicas}"
                 if config.autoscaling else str(config.replicas))
+    groups = f"; groups: {', '.join(config.groups)}" if config.groups else ""
     return (f"expert tier on http://{config.host}:{config.port} ({replicas} replica(s), "
-            f"{config.max_models_per_replica} model(s) each); workers: "
+            f"{config.max_models_per_replica} model(s) each{groups}); workers: "
             f"HUGGINGGPT_EXPERTS_URL=http://{config.host}:{config.port} --backend ray"
             + (f" (or, on this machine, HUGGINGGPT_RAY_ADDRESS={ray_address})"
                if ray_address else "") + f"; {then}")

@@ -1,7 +1,7 @@
 """The expert tier: a Ray Serve application that runs the local backend's adapters (the
 code ``--backend local`` runs) for every graph worker that points at it.
 
-Two deployments:
+Its deployments:
 
 - ``Experts``: the replicas that hold models, multiplexed by model id (``TASK|MODEL``):
   each keeps ``max_num_models_per_replica`` models and evicts the least recently used
@@ -9,14 +9,15 @@ Two deployments:
   Serve routes a request to a replica that already holds its model. A load goes through
   the local backend: the Hugging Face cache, downloads only where the tier's settings say
   ``download = "yes"``, and a model that runs its own code only when ``remote_code``
-  names it.
-- ``Front``: the ingress. Its :meth:`run` forwards a request to ``Experts`` (a replica
-  that dies mid-call becomes a transient error, which the worker retries, landing on
-  another replica) and its :meth:`status` says which models can run here and which are
-  warm on which replica. Over HTTP (``POST /run``, ``POST /status``) it checks the shared
-  key on every call and bounds the body; a worker inside the Ray cluster calls the same
-  two methods through a ``DeploymentHandle`` (:mod:`.handle`), where access to the
-  cluster is the trust boundary.
+  names it. Each group of the settings (``[tier.groups.NAME]``) is one more such
+  deployment, ``Experts-NAME``, for its task types, with its own replicas and resources.
+- ``Front``: the ingress. Its :meth:`run` forwards a request to the deployment of its
+  task type (a replica that dies mid-call becomes a transient error, which the worker
+  retries, landing on another replica) and its :meth:`status` says which models can run
+  here and which are warm on which replica. Over HTTP (``POST /run``, ``POST /status``)
+  it checks the shared key on every call and bounds the body; a worker inside the Ray
+  cluster calls the same two methods through a ``DeploymentHandle`` (:mod:`.handle`),
+  where access to the cluster is the trust boundary.
 
 This module imports Ray; only ``hugginggpt experts serve``, the tests and the benchmark
 import it.
@@ -120,25 +121,33 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
     """The Serve application for ``config``, its key checked against ``digest``."""
 
     class Experts:
+        """One deployment's replicas: the default's, or a group's (``config_doc`` is
+        its own settings, :meth:`TierConfig.deployments`)."""
+
         def __init__(self, config_doc: dict[str, Any]) -> None:
             self.config = TierConfig.model_validate(config_doc)
             self.settings = _settings(self.config)
             local.set_max_loaded(self.config.max_models_per_replica)
-            self.replica = serve.get_replica_context().replica_id.unique_id
+            context = serve.get_replica_context()
+            self.replica = f"{context.deployment}#{context.replica_id.unique_id}"
             self.held: weakref.WeakValueDictionary[str, _Held] = weakref.WeakValueDictionary()
+
+            async def hold(key: str) -> _Held:
+                started = time.monotonic()
+                await asyncio.to_thread(self._load, key)
+                held = self.held[key] = _Held(key, round(time.monotonic() - started, 4))
+                return held
+
+            # multiplexed here, not on the class: each deployment holds its own number of
+            # models (a function, since Serve keeps its models on what it wraps)
+            self.get_model = serve.multiplexed(
+                max_num_models_per_replica=self.config.max_models_per_replica)(hold)
 
         def _load(self, key: str) -> None:
             task, model = split_key(key)
             with run_settings(self.settings):
                 _refuse_remote_code(self.config, task, model)
                 local.load(task, model)
-
-        @serve.multiplexed(max_num_models_per_replica=config.max_models_per_replica)
-        async def get_model(self, key: str) -> _Held:
-            started = time.monotonic()
-            await asyncio.to_thread(self._load, key)
-            held = self.held[key] = _Held(key, round(time.monotonic() - started, 4))
-            return held
 
         async def run(self, request: dict[str, Any]) -> dict[str, Any]:
             key = serve.get_multiplexed_model_id()
@@ -165,9 +174,10 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
                             "run_s": round(time.monotonic() - started, 4)}
 
     class Front:
-        def __init__(self, experts: DeploymentHandle, config_doc: dict[str, Any],
+        def __init__(self, experts: dict[str, DeploymentHandle], config_doc: dict[str, Any],
                      digest: str | None) -> None:
             self.experts, self.digest = experts, digest
+            """Each deployment's handle, by name (:meth:`TierConfig.deployment_of`)."""
             self.config = TierConfig.model_validate(config_doc)
             self.settings = _settings(self.config)
             self.warm: dict[str, list[str]] = {}
@@ -216,8 +226,9 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
             """Run a request (:mod:`.wire`) on a replica that holds its model: the reply,
             or an error document. ``POST /run``, or a ``DeploymentHandle``'s call."""
             key = model_key(str(request["task"]), str(request["model"]))
+            experts = self.experts[self.config.deployment_of(str(request["task"]))]
             try:
-                reply: dict[str, Any] = await self.experts.run.options(
+                reply: dict[str, Any] = await experts.run.options(
                     multiplexed_model_id=key).remote(request)
             except RayError as exc:  # the replica died or went away mid-call
                 return error_document(TransientToolError(
@@ -226,16 +237,24 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
             self.warm[reply["replica"]] = reply.pop("loaded")
             return reply
 
-    doc = config.model_dump(mode="json")
-    replicas: dict[str, Any] = ({"autoscaling_config": config.autoscaling.model_dump()}
-                                if config.autoscaling else {"num_replicas": config.replicas})
-    experts = _deployment(Experts).options(
-        ray_actor_options={"num_cpus": config.num_cpus, "num_gpus": config.num_gpus},
-        graceful_shutdown_timeout_s=config.graceful_shutdown_s, **replicas)
+    experts = {name: _experts(_deployment(Experts), name, settings)
+               for name, settings in config.deployments().items()}
     front = _deployment(Front).options(
         ray_actor_options={"num_cpus": 0},
         graceful_shutdown_timeout_s=config.graceful_shutdown_s)
-    return front.bind(experts.bind(doc), doc, digest)
+    return front.bind(experts, config.model_dump(mode="json"), digest)
+
+
+def _experts(deployment: Deployment, name: str, settings: TierConfig) -> Any:
+    """The deployment ``name`` of ``Experts``, bound to its own settings."""
+    replicas: dict[str, Any] = (
+        {"autoscaling_config": settings.autoscaling.model_dump()} if settings.autoscaling
+        else {"num_replicas": settings.replicas})
+    return deployment.options(
+        name=name, ray_actor_options={"num_cpus": settings.num_cpus,
+                                      "num_gpus": settings.num_gpus},
+        graceful_shutdown_timeout_s=settings.graceful_shutdown_s, **replicas,
+    ).bind(settings.model_dump(mode="json"))
 
 
 def _deployment(cls: type) -> Deployment:
