@@ -102,7 +102,9 @@ def worker(side: str, sequence: list[str], root: str, env: dict[str, str],
     if side == "tier":
         settings = {"backend": "ray"}
     else:
-        import transformers  # noqa: F401  (imported before the clock: loads are measured)
+        # imported before the clock, as a tier replica imports it when it starts: only
+        # model loads are measured (transformers imports its pipelines lazily, 3 s)
+        from transformers import pipeline  # noqa: F401
     barrier.wait()
     done = []
     for model in sequence:
