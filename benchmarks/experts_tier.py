@@ -96,15 +96,13 @@ def worker(side: str, sequence: list[str], root: str, env: dict[str, str],
     """One graph worker: its subtasks, one run each, after every worker is ready."""
     os.environ.update(env)
     import hugginggpt
-    from hugginggpt.tools.experts.local.models import load_count
+    from hugginggpt.tools.experts.local.models import import_libraries, load_count
 
     settings: dict[str, Any] = {"backend": "local", "max_loaded_models": SLOTS_PER_WORKER}
     if side == "tier":
         settings = {"backend": "ray"}
     else:
-        # imported before the clock, as a tier replica imports it when it starts: only
-        # model loads are measured (transformers imports its pipelines lazily, 3 s)
-        from transformers import pipeline  # noqa: F401
+        import_libraries()  # before the clock, as a tier replica does when it starts
     barrier.wait()
     done = []
     for model in sequence:

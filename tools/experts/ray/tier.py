@@ -82,13 +82,6 @@ def _settings(config: TierConfig) -> dict[str, dict[str, Any]]:
     return {local.LOCAL_BACKEND: settings}
 
 
-def _import_libraries() -> None:
-    """What every load needs, imported as the replica starts instead of in its first
-    call: transformers imports its pipelines lazily (3 s on 2 cores), and every call on
-    the replica would wait for that import behind the first load."""
-    from transformers import pipeline  # noqa: F401
-
-
 class _Held:
     """A model a replica holds (Serve's multiplexed value): its key and its load time."""
 
@@ -135,7 +128,7 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
             self.config = TierConfig.model_validate(config_doc)
             self.settings = _settings(self.config)
             local.set_max_loaded(self.config.max_models_per_replica)
-            _import_libraries()
+            local.import_libraries()  # not in the first call, which every other waits behind
             context = serve.get_replica_context()
             self.replica = f"{context.deployment}#{context.replica_id.unique_id}"
             self.held: weakref.WeakValueDictionary[str, _Held] = weakref.WeakValueDictionary()
