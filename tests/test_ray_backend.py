@@ -234,6 +234,22 @@ def test_the_tiers_word_on_models_feeds_selection(stub, tmp_path):
     assert asked["body"] == {"task": "summarization", "models": ["a/cached", "b/missing"]}
 
 
+def test_a_call_marks_its_model_warm_and_a_model_not_asked_yet_is_asked(stub, tmp_path):
+    catalog = _catalog(tmp_path, "m/depth")
+    _StubTier.replies = {
+        "/status": (200, {"models": {"m/depth": {"reason": None, "warm": False}}}),
+        "/run": (200, {"outputs": {"text": "short"}, "replica": "r1", "pid": 7,
+                       "load_s": 0.5, "warm": False, "run_s": 0.6})}
+    with run_settings({"ray": {"url": stub, "catalog": catalog}}):
+        assert not ray_backend.is_warm("summarization", "m/depth")
+        _call(stub, tmp_path, task="summarization", text="hello")
+        assert ray_backend.is_warm("summarization", "m/depth")  # from the reply: not asked
+        assert ray_backend.unavailable_reason("summarization", "n/other") == \
+            "on the expert tier: it does not say"
+    assert [(s["path"], s["body"].get("models")) for s in _StubTier.seen] == [
+        ("/status", ["m/depth"]), ("/run", None), ("/status", ["n/other", "m/depth"])]
+
+
 def test_the_tier_will_not_listen_beyond_the_loopback_without_a_key(tmp_path, monkeypatch,
                                                                     capsys):
     from hugginggpt.cli import main

@@ -41,6 +41,7 @@ __all__ = [
     "clear_loaded",
     "load",
     "device_and_dtype",
+    "import_libraries",
     "Loading",
     "Adapter",
     "ADAPTERS",
@@ -166,6 +167,13 @@ def device_and_dtype() -> tuple[str, Any]:
     if torch.cuda.is_available():
         return "cuda", torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return "cpu", torch.float32
+
+
+def import_libraries() -> None:
+    """Import what every load needs now, not in the first load: transformers imports its
+    pipelines lazily, about 3 s on 2 cores. A server that loads models on demand (the
+    expert tier's replicas) calls it as it starts."""
+    from transformers import pipeline  # noqa: F401
 
 
 def _local_path(task: str, model_id: str) -> str:

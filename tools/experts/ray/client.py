@@ -12,6 +12,8 @@ raises :class:`TransientToolError`, which the executor retries before it falls b
 
 from __future__ import annotations
 
+import functools
+import ssl
 import threading
 import time
 from pathlib import Path
@@ -39,9 +41,19 @@ RAY_BACKEND = "ray"
 KEY_VARIABLE = "HUGGINGGPT_EXPERTS_KEY"
 NO_TIER = "no expert tier is set (experts_url or ray_address)"
 STATUS_TTL_S = 10.0
-"""How long the tier's word on its models is kept (selection asks once per model)."""
+"""How long the tier's word on a model is kept: selection asks once for the task's
+models, and a call updates the word on the model it ran (warm) without asking."""
 CALL_TIMEOUT_S = 3600.0
 """The HTTP client's own bound; the subtask's timeout cancels the call well before."""
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """httpx's default TLS settings, made once: a client made without them builds its own
+    (it reads the CA bundle), which costs more than a call to a warm tier."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def _headers() -> dict[str, str]:
@@ -94,7 +106,7 @@ async def call_tier(task: str, model: str, args: dict[str, Any], context: ToolCo
         reply = await handle.run(address, body)
     else:
         reply = await _post_run(str(_url()), body)
-    _forget_status()  # a model just loaded: the tier's warm models changed
+    _now_warm(str(_tier()), task, model)
     context.extra["replica"] = {k: reply.get(k) for k in ("replica", "pid", "load_s", "warm",
                                                       "run_s")}
     if reply.get("confidence"):
@@ -108,7 +120,8 @@ async def _post_run(url: str, body: dict[str, Any]) -> dict[str, Any]:
     import httpx
 
     try:
-        async with httpx.AsyncClient(timeout=CALL_TIMEOUT_S, trust_env=False) as client:
+        async with httpx.AsyncClient(timeout=CALL_TIMEOUT_S, trust_env=False,
+                                     verify=_tls()) as client:
             response = await client.post(f"{url}/run", json=body, headers=_headers())
     except httpx.HTTPError as exc:
         raise _unreachable(url, exc) from exc
@@ -126,7 +139,8 @@ def _json(response: httpx.Response) -> dict[str, Any]:
     return document if isinstance(document, dict) else {}
 
 
-_STATUS: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+_STATUS: dict[tuple[str, str, str], tuple[float, dict[str, Any]]] = {}
+"""(tier, task, model) -> when the tier said it, and what it said of the model."""
 _STATUS_LOCK = threading.Lock()
 
 
@@ -135,42 +149,63 @@ def _forget_status() -> None:
         _STATUS.clear()
 
 
+def _now_warm(url: str, task: str, model: str) -> None:
+    """A call just ran ``model``: it is warm now, with no need to ask. (A model the call
+    evicted reads warm until its kept word expires: warm only orders near equals.)"""
+    with _STATUS_LOCK:
+        _STATUS[(url, task, model)] = (time.monotonic(), {"reason": None, "warm": True})
+
+
 def model_status(task: str, model: str) -> dict[str, Any]:
     """What the tier says of ``model`` for ``task``: ``reason`` (why it cannot run there,
-    None when it can) and ``warm`` (a replica holds it). Asked for all the catalog's
-    models of the task at once, and kept :data:`STATUS_TTL_S`."""
+    None when it can) and ``warm`` (a replica holds it). Asked for ``model`` and all the
+    catalog's models of the task at once, and kept :data:`STATUS_TTL_S`."""
     tier = _tier()
     if tier is None:
         return {"reason": NO_TIER, "warm": False}
-    now = time.monotonic()
     with _STATUS_LOCK:
-        kept = _STATUS.get((tier, task))
-        if kept is None or now - kept[0] > STATUS_TTL_S:
-            kept = _STATUS[(tier, task)] = (now, _ask_status(task))
-    found = kept[1]
-    if "reason" in found:  # the tier itself could not be asked
-        return found
-    said = found.get(model) or {"reason": "it does not say", "warm": False}
-    reason = said.get("reason")
-    return {**said, "reason": reason and f"on the expert tier: {reason}"}
+        kept = _STATUS.get((tier, task, model))
+        if kept is None or time.monotonic() - kept[0] > STATUS_TTL_S:
+            now = time.monotonic()
+            for name, said in _ask_status(task, model).items():
+                _STATUS[(tier, task, name)] = (now, said)
+            kept = _STATUS[(tier, task, model)]
+    return kept[1]
 
 
-def _ask_status(task: str) -> dict[str, Any]:
+def _ask_status(task: str, model: str) -> dict[str, dict[str, Any]]:
     catalog = backend_settings(RAY_BACKEND).get("catalog") or DEFAULT_CATALOG
-    asked = {"task": task, "models": [card.id for card in load_catalog(catalog).for_task(task)]}
+    models = list(dict.fromkeys([model, *(c.id for c in load_catalog(catalog).for_task(task))]))
+    asked = {"task": task, "models": models}
     if (address := _address()) is not None:
         found = handle.status(address, asked)
-        return found if "reason" in found else dict(found.get("models", {}))
+        if "reason" in found:  # the tier itself could not be asked
+            return dict.fromkeys(models, found)
+        return _words(models, found.get("models", {}))
     url = str(_url())
     import httpx
 
     try:
-        response = httpx.post(f"{url}/status", json=asked,
-                              headers=_headers(), timeout=5.0, trust_env=False)
+        response = httpx.post(f"{url}/status", json=asked, headers=_headers(), timeout=5.0,
+                              trust_env=False, verify=_tls())
     except httpx.HTTPError as exc:
-        return {"reason": str(_unreachable(url, exc)), "warm": False}
+        return dict.fromkeys(models, {"reason": str(_unreachable(url, exc)), "warm": False})
     if response.status_code != 200:
         message = (_json(response).get("error") or {}).get("message")
-        return {"reason": message or f"the expert tier answered {response.status_code}",
-                "warm": False}
-    return dict(_json(response).get("models", {}))
+        return dict.fromkeys(models, {
+            "reason": message or f"the expert tier answered {response.status_code}",
+            "warm": False})
+    return _words(models, _json(response).get("models", {}))
+
+
+def _words(models: list[str], said: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The tier's word on each of ``models``, its reasons said as the tier's."""
+    words = {}
+    for name in models:
+        word = said.get(name)
+        if not isinstance(word, dict):
+            word = {"reason": "it does not say"}
+        reason = word.get("reason")
+        words[name] = {"reason": reason and f"on the expert tier: {reason}",
+                       "warm": bool(word.get("warm"))}
+    return words

@@ -128,6 +128,7 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
             self.config = TierConfig.model_validate(config_doc)
             self.settings = _settings(self.config)
             local.set_max_loaded(self.config.max_models_per_replica)
+            local.import_libraries()  # not in the first call, which every other waits behind
             context = serve.get_replica_context()
             self.replica = f"{context.deployment}#{context.replica_id.unique_id}"
             self.held: weakref.WeakValueDictionary[str, _Held] = weakref.WeakValueDictionary()
