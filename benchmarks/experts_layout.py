@@ -22,12 +22,17 @@ call on a tiny model that is not the workload's (so its first import of torch is
 counted, and the LRU drops that model first). Per layout: model loads (calls whose
 replica did not hold the model), p50/p95 call latency, throughput.
 
-The verdict picks the layout whose worst workload is the least behind that workload's
-best layout, in throughput (which counts both the loads and the queueing); the default
-(``shared``) must be within noise (:data:`NOISE`) of it, or the benchmark fails (exit
-status 1): then the default should change.
+One measurement takes seconds and two of the same layout differ by a fifth on this
+machine, so each (workload, layout) is measured in ``--rounds`` rounds (3 by default, the
+layouts' order turned each round, each on a tier deployed afresh): the table shows every
+round and the median of each figure over the rounds. The verdict picks the layout whose
+worst workload is the least behind that workload's best layout, in median throughput
+(which counts both the loads and the queueing); the default (``shared``) must be within
+noise (:data:`NOISE`) of it, or the benchmark fails (exit status 1): then the default
+should change.
 
-Usage: ``python benchmarks/experts_layout.py [--per-client N]`` (default 32 calls each).
+Usage: ``python benchmarks/experts_layout.py [--per-client N] [--rounds N]`` (default 32
+calls each, 3 rounds).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -149,6 +155,15 @@ def measure(layout: str, name: str, url: str, per_client: int) -> dict[str, Any]
     return summary(layout, results, time.monotonic() - started)
 
 
+def median(layout: str, rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """A layout's rounds as one row: each figure's median, the calls summed."""
+    row = {key: statistics.median(r[key] for r in rounds)
+           for key in ("loads", "p50_s", "p95_s", "throughput", "wall_s")}
+    return {**row, "side": layout, "loads": round(row["loads"]),
+            "subtasks": sum(r["subtasks"] for r in rounds),
+            "done": sum(r["done"] for r in rounds)}
+
+
 def verdict(rows: dict[str, dict[str, dict[str, Any]]]) -> tuple[str, bool]:
     """The layout to default to: the one whose worst workload is the least behind that
     workload's best layout, in throughput (it counts the loads and the queueing). Prints
@@ -171,6 +186,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-client", type=int, default=32)
     parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="measurements of each layout per workload (default 3)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="experts-layout-") as folder:
         root = Path(folder)
@@ -187,16 +204,25 @@ def main() -> int:
               f"x {TIER['max_models_per_replica']} model slots, {TIER['num_cpus']} CPU each, "
               "in every layout")
         rows: dict[str, dict[str, dict[str, Any]]] = {}
+        deployed = 0
         try:
             for name in ("mixed", "skewed"):
                 print(f"\n{name} workload" + (f" ({SKEW:.0%} text classification)"
                                                if name == "skewed" else ""))
                 print(f"{'layout':<11} {'done':>9} {'loads':>6} {'p50 s':>7} {'p95 s':>7} "
                       f"{'calls/s':>10} {'wall s':>7}", flush=True)
-                for layout in LAYOUTS:
-                    warm_up(url, deploy(layout, root, args.port, first=not rows))
-                    row = rows.setdefault(name, {})[layout] = measure(
-                        layout, name, url, args.per_client)
+                rounds: dict[str, list[dict[str, Any]]] = {layout: [] for layout in LAYOUTS}
+                order = list(LAYOUTS)
+                for n in range(args.rounds):
+                    for layout in order[n % len(order):] + order[:n % len(order)]:
+                        warm_up(url, deploy(layout, root, args.port, first=deployed == 0))
+                        deployed += 1
+                        row = measure(f"{layout} {n + 1}", name, url, args.per_client)
+                        rounds[layout].append(row)
+                        _row(row)
+                print(f"median of {args.rounds} rounds (loads, p50, p95, calls/s, wall)")
+                for layout, measured in rounds.items():
+                    row = rows.setdefault(name, {})[layout] = median(layout, measured)
                     _row(row)
         finally:
             loopback.stop_local_ray()
