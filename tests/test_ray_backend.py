@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import socket
 import sys
@@ -266,14 +267,15 @@ def test_the_tier_will_not_listen_beyond_the_loopback_without_a_key(tmp_path, mo
 
 
 @pytest.fixture
-def driver_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A worker joining a loopback Ray sets Ray's loopback settings in its environment:
-    here they are put back after the test, and Ray's home is the test's own."""
-    from hugginggpt.tools.experts.ray.loopback import driver_environment
-
-    for name in driver_environment(tmp_path / "cache" / "ray-home"):
-        monkeypatch.delenv(name, raising=False)
+def driver_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A worker joining a loopback Ray sets Ray's loopback settings in its environment (and
+    importing Ray sets more): the environment is put back whole after the test, so no
+    later test (nor a process it starts) inherits them; Ray's home is the test's own."""
+    saved = dict(os.environ)
     monkeypatch.setenv("HUGGINGGPT_CACHE_DIR", str(tmp_path / "cache"))
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 def test_without_ray_a_ray_address_says_what_to_install(stub, tmp_path, monkeypatch,

@@ -41,6 +41,8 @@ def loopback_environment(home: Path, *, auth: bool = True) -> dict[str, str]:
         "RAY_USAGE_STATS_ENABLED": "0",
         "RAY_USAGE_STATS_REPORT_URL": "http://127.0.0.1:9/",
         "RAY_AUTH_MODE": "token" if auth else "disabled",
+        # the token made here, whatever path the environment named before
+        "RAY_AUTH_TOKEN_PATH": str(home / ".ray" / "auth_token"),
         "HF_HOME": os.environ.get("HF_HOME") or str(user_cache / "huggingface"),
         "HUGGINGGPT_CACHE_DIR": os.environ.get("HUGGINGGPT_CACHE_DIR")
         or str(user_cache / "hugginggpt"),
@@ -89,7 +91,7 @@ def driver_environment(home: Path) -> dict[str, str]:
     token, read by path, and keeps its own ``HOME`` (its ``~`` paths)."""
     settings = loopback_environment(home)
     settings.pop("HOME")
-    return settings | {"RAY_AUTH_TOKEN_PATH": str(home / ".ray" / "auth_token")}
+    return settings
 
 
 def stop_local_ray(grace_s: float = 2.0) -> None:
