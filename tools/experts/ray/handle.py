@@ -44,13 +44,8 @@ OVER_HTTP = Fix(say="or reach the tier over HTTP with {}",
 PROBE_TIMEOUT_S = 3.0
 """How long the cluster's address may take to accept a connection before joining."""
 STATUS_TIMEOUT_S = 5.0
-FIRST_STATUS_TIMEOUT_S = 30.0
-"""A new handle's first call waits while its router learns the replicas from Serve's
-controller: seconds on a busy machine."""
 
 _HANDLES: dict[str, DeploymentHandle] = {}
-_ANSWERED: set[str] = set()
-"""The addresses whose tier has answered a status call through this process's handle."""
 _JOINING = threading.Lock()
 
 
@@ -170,10 +165,7 @@ def status(address: str, asked: dict[str, Any]) -> dict[str, Any]:
     cannot be asked."""
     try:
         handle = app_handle(address)
-        timeout = STATUS_TIMEOUT_S if address in _ANSWERED else FIRST_STATUS_TIMEOUT_S
-        said = dict(handle.status.remote(asked).result(timeout_s=timeout))
-        _ANSWERED.add(address)
-        return said
+        return dict(handle.status.remote(asked).result(timeout_s=STATUS_TIMEOUT_S))
     except ToolExecutionError as exc:
         return {"reason": str(exc), "warm": False}
     except _failures() as exc:
