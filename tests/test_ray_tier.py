@@ -71,8 +71,11 @@ class Tier:
     """Other processes to sample with the tier's: graph workers that joined its Ray."""
     seen: dict[int, Any] = field(default_factory=dict)
     """Every process of the tier's tree ever sampled: pid -> psutil.Process."""
-    connections: list[tuple[str, str, str, str]] = field(default_factory=list)
-    """(process name, status, local address, remote address) of each inet socket seen."""
+    names: dict[int, set[str]] = field(default_factory=dict)
+    """pid -> every name it had: a Ray worker's title follows its task, and an exiting one
+    reads as Linux's 15-character ``comm`` only (``ray::ServeRepli``)."""
+    connections: list[tuple[int, str, str, str]] = field(default_factory=list)
+    """(pid, status, local address, remote address) of each inet socket seen."""
     stop: threading.Event = field(default_factory=threading.Event)
 
     def tree(self) -> list[Any]:
@@ -92,9 +95,13 @@ class Tier:
             for process in self.tree():
                 self.seen.setdefault(process.pid, process)
                 with contextlib.suppress(psutil.Error):
+                    self.names.setdefault(process.pid, set()).add(process.name())
                     for c in process.net_connections(kind="inet"):
-                        self.connections.append((process.name(), c.status, c.laddr.ip,
+                        self.connections.append((process.pid, c.status, c.laddr.ip,
                                                  c.raddr.ip if c.raddr else ""))
+
+    def named(self, pid: int) -> tuple[str, ...]:
+        return tuple(sorted(self.names.get(pid, ())))
 
 
 def _free_port() -> int:
@@ -439,16 +446,17 @@ def test_nothing_is_left_running_and_ray_stayed_on_the_loopback(tier):
     assert not left, f"left running: {left}"
 
     assert len(tier.seen) > 5 and tier.connections, "the sampler saw Ray's processes"
-    connected = {(name, remote) for name, _, _, remote in tier.connections if remote}
+    connected = {(tier.named(pid), remote) for pid, _, _, remote in tier.connections if remote}
     assert connected and all(_loopback(remote) for _, remote in connected), \
         f"Ray processes connected off the loopback: {sorted(connected)}"
     # what listens: the loopback only, but for one socket Ray Serve 2.60 binds itself on
     # every interface, "[::]:0", in each replica (its inter-deployment gRPC server; no
     # setting moves it): docs/guides/experts-tier.md says so
-    listening = {(name, local) for name, status, local, _ in tier.connections
+    listening = {(tier.named(pid), local) for pid, status, local, _ in tier.connections
                  if status == "LISTEN" and not _loopback(local)}
     assert {local for _, local in listening} <= {"::"} and all(
-        name.startswith("ray::ServeReplica:hugginggpt-experts:") for name, _ in listening), \
+        any(name.startswith("ray::ServeReplica:hugginggpt-experts:") for name in names)
+        for names, _ in listening), \
         f"Ray processes listening off the loopback: {sorted(listening)}"
 
 
