@@ -7,11 +7,12 @@ What it shows: a run names the replica and the model's load time; the second run
 same model loads nothing (warm); a worker inside the cluster calls the tier through a
 DeploymentHandle; a grouped task type runs on its group's deployment; an image goes in
 as bytes or through the shared folder and the output image comes back as the run's own
-artifact; a wrong key is refused; a replica killed mid-call is retried on the other; a
-worker killed while the tier runs its second subtask resumes without sending the first
-again; the tier stopped mid-run gives a clean fallback (and, with no other backend, a
-failure saying why); every Ray process stays on the loopback address (sampled all
-along); and nothing is left running.
+artifact; a request over the tier's bound is refused, saying what to do; a wrong key
+is refused; a replica killed mid-call is retried on the other (over HTTP and through a
+handle); a worker killed while the tier runs its second subtask resumes without sending
+the first again; the tier stopped mid-run gives a clean fallback (and, with no other
+backend, a failure saying why); every Ray process stays on the loopback address (sampled
+all along); and nothing is left running.
 
 Slow (Ray starts in about 25 s on 2 cores): marked ``ray``; ``make test-ray`` runs them.
 """
@@ -52,6 +53,7 @@ KEY = "tier-test-key"
 WARM, KILLED, STOPPED, DEPTH = ("tiny-org/sentiment-warm", "tiny-org/sentiment-killed",
                                 "tiny-org/sentiment-stopped", "tiny-org/depth")
 REMOTE, RESUMED = "tiny-org/remote-code", "tiny-org/sentiment-resumed"
+KILLED_BY_HANDLE = "tiny-org/sentiment-killed-by-handle"
 SENTIMENT = [{"id": 0, "task": "text-classification", "dep": [], "args": {"text": "a good movie"}}]
 WEIGHTS = "model.safetensors"
 
@@ -122,6 +124,7 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
     cards = []
     for repo, folder, task in [(WARM, clf, "text-classification"),
                                (KILLED, clf, "text-classification"),
+                               (KILLED_BY_HANDLE, clf, "text-classification"),
                                (STOPPED, clf, "text-classification"),
                                (REMOTE, clf, "text-classification"),
                                (RESUMED, clf, "text-classification"),
@@ -136,7 +139,7 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
     config = root / "tier.toml"
     config.write_text(f'[tier]\nport = {port}\nreplicas = 2\nmax_models_per_replica = 2\n'
                       f'num_cpus = 0.5\ndownload = "yes"\ncatalog = "{catalog}"\n'
-                      f'shared_dir = "{shared}"\ngraceful_shutdown_s = 1\n'
+                      f'shared_dir = "{shared}"\ngraceful_shutdown_s = 1\nmax_request_mb = 1\n'
                       '[tier.groups.images]\ntasks = ["depth-estimation"]\nreplicas = 1\n')
     env = {**os.environ, "HF_HOME": str(root / "hf-home"), "HF_ENDPOINT": hub.url,
            "HF_HUB_DISABLE_TELEMETRY": "1", "HUGGINGGPT_CATALOG": str(catalog),
@@ -275,6 +278,28 @@ def test_an_image_goes_to_the_tier_and_its_output_comes_back_as_an_artifact(tier
     assert len(copied) == (1 if through == "shared" else 0)
 
 
+@pytest.mark.parametrize("through", ["http", "handle"])
+def test_a_request_over_the_tiers_bound_is_refused_saying_what_to_do(tier, through):
+    """The tier takes 1 MB here (``max_request_mb``): a 1.5 MB image sent inline is
+    refused before it runs, over HTTP as through a handle, and not retried."""
+    from PIL import Image
+
+    image = tier.root / "noise.png"
+    Image.frombytes("RGB", (800, 640), os.urandom(800 * 640 * 3)).save(image)
+    assert image.stat().st_size > 2**20
+    env = ({"HUGGINGGPT_RAY_ADDRESS": tier.ray_address, "HUGGINGGPT_EXPERTS_KEY": ""}
+           if through == "handle" else {})
+    plan = [{"id": 0, "task": "depth-estimation", "dep": [], "args": {"image": image.name}}]
+    doc = _run(tier, plan, "--file", str(image), "--backend", "ray", **env)
+    result = doc["results"]["0"]
+    assert (result["status"], result["attempts"]) == ("failed", 1), result
+    assert "the request is over the tier's 1 MB: large inputs go through its shared folder" \
+        in result["failure"]["reason"]
+    assert result["failure"]["fix"]["controls"] == [
+        {"kind": "setting", "name": "experts_shared_dir", "value": ""}]
+    assert "(its shared_dir) with --experts-shared-dir" in doc["response"], doc["response"]
+
+
 def test_a_wrong_key_is_refused(tier):
     doc = _run(tier, SENTIMENT, "--backend", "ray", HUGGINGGPT_EXPERTS_KEY="not-the-key")
     result = doc["results"]["0"]
@@ -384,17 +409,22 @@ def _downloading(tier: Tier, before: int, timeout_s: float = 60) -> Any:
     raise AssertionError("no process of the tier started the stalled download")
 
 
-def test_a_replica_killed_mid_call_is_retried_on_the_other(tier):
+@pytest.mark.parametrize("through", ["http", "handle"])
+def test_a_replica_killed_mid_call_is_retried_on_the_other(tier, through):
+    model = KILLED if through == "http" else KILLED_BY_HANDLE
+    env = ({"HUGGINGGPT_RAY_ADDRESS": tier.ray_address, "HUGGINGGPT_EXPERTS_KEY": ""}
+           if through == "handle" else {})
     before = len(tier.hub.stalled)
-    tier.hub.stall[(KILLED, WEIGHTS)] = 8.0
+    tier.hub.stall[(model, WEIGHTS)] = 8.0
     running = _run(tier, SENTIMENT, "--backend", "ray", background=True,
-                   **_only(tier, KILLED))
+                   **_only(tier, model), **env)
+    tier.watched.append(running.pid)
     victim = _downloading(tier, before)
     assert "ServeReplica" in victim.name()
     victim.kill()
     out, err = running.communicate(timeout=300)
     result = _document(out, err)["results"]["0"]
-    assert (result["status"], result["backend"], result["model"]) == ("done", "ray", KILLED)
+    assert (result["status"], result["backend"], result["model"]) == ("done", "ray", model)
     failed, *_, last = result["attempt_log"]
     assert failed["ok"] is False and failed["error_type"] == "TransientToolError"
     assert "stopped during the call" in failed["error"]

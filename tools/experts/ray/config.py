@@ -106,7 +106,7 @@ class TierConfig(BaseModel):
     inline_max_mb: Annotated[float, Field(ge=0)] = 1.0
     shared_dir: str | None = None
     max_request_mb: Annotated[float, Field(gt=0)] = 64.0
-    """The largest request body the tier reads (inline inputs included)."""
+    """The largest request the tier takes: an HTTP body, or a handle's inline inputs."""
     graceful_shutdown_s: Annotated[float, Field(ge=0)] = 10.0
     """How long a stopping replica lets its calls in flight finish."""
 

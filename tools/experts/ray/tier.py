@@ -46,7 +46,13 @@ from starlette.responses import JSONResponse
 
 from hugginggpt.tools.artifacts import ArtifactStore
 from hugginggpt.tools.env import env
-from hugginggpt.tools.errors import HuggingGPTError, ToolExecutionError, TransientToolError
+from hugginggpt.tools.errors import (
+    Control,
+    Fix,
+    HuggingGPTError,
+    ToolExecutionError,
+    TransientToolError,
+)
 from hugginggpt.tools.experts import local
 from hugginggpt.tools.experts.local.hub_cache import card_for
 from hugginggpt.tools.experts.outputs import normalize_outputs
@@ -57,6 +63,7 @@ from hugginggpt.tools.experts.ray.wire import (
     decode_inputs,
     encode_outputs,
     error_document,
+    inline_size,
     model_key,
     split_key,
 )
@@ -202,15 +209,20 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
                 return JSONResponse(self.status(json.loads(await request.body())))
             if request.method == "POST" and path.endswith("/run"):
                 body = await request.body()
-                if len(body) > self.config.max_request_mb * 2**20:
-                    return JSONResponse(error_document(ToolExecutionError(
-                        f"the request is over the tier's {self.config.max_request_mb:g} MB: "
-                        "large inputs go through its shared folder")), 413)
+                if len(body) > self.config.max_request_mb * 2**20:  # before reading it
+                    return JSONResponse(self._too_large(), 413)
                 reply = await self.run(json.loads(body))
                 error = reply.get("error")
                 return JSONResponse(reply, 200 if error is None else
                                     503 if error["transient"] else 422)
             return JSONResponse({"error": {"message": "POST /run or /status"}}, 404)
+
+        def _too_large(self) -> dict[str, Any]:
+            return error_document(ToolExecutionError(
+                f"the request is over the tier's {self.config.max_request_mb:g} MB: "
+                "large inputs go through its shared folder", fix=Fix(
+                    say="name the folder the tier shares (its shared_dir) with {}",
+                    controls=[Control(kind="setting", name="experts_shared_dir")])))
 
         def status(self, asked: dict[str, Any]) -> dict[str, Any]:
             """For one task type's models: whether each can run here (and why not), and
@@ -225,7 +237,10 @@ def build_app(config: TierConfig, digest: str | None) -> Any:
 
         async def run(self, request: dict[str, Any]) -> dict[str, Any]:
             """Run a request (:mod:`.wire`) on a replica that holds its model: the reply,
-            or an error document. ``POST /run``, or a ``DeploymentHandle``'s call."""
+            or an error document. ``POST /run``, or a ``DeploymentHandle``'s call (whose
+            request is bounded here, as an HTTP body is before it is read)."""
+            if inline_size(request) > self.config.max_request_mb * 2**20:
+                return self._too_large()
             key = model_key(str(request["task"]), str(request["model"]))
             experts = self.experts[self.config.deployment_of(str(request["task"]))]
             try:

@@ -31,7 +31,7 @@ from hugginggpt.tools.experts.tasks import TaskType
 from hugginggpt.tools.kinds import FILE_KINDS
 
 __all__ = ["KEY_HEADER", "encode_inputs", "decode_inputs", "encode_outputs", "decode_outputs",
-           "error_document", "raise_error", "model_key", "split_key"]
+           "error_document", "raise_error", "model_key", "split_key", "inline_size"]
 
 KEY_HEADER = "x-hugginggpt-experts-key"
 """The header that carries the tier's shared key."""
@@ -86,6 +86,13 @@ def _shared_copy(path: Path, shared_dir: Path) -> str:
         shutil.copyfile(path, partial)
         os.replace(partial, target)
     return name
+
+
+def inline_size(request: dict[str, Any]) -> int:
+    """The size of the files a request carries inline, as they travel (base64)."""
+    files = request.get("files")
+    return sum(len(sent.get("data") or "") for sent in files.values()
+               if isinstance(sent, dict)) if isinstance(files, dict) else 0
 
 
 def decode_inputs(files: dict[str, Any], folder: Path, shared_dir: Path | None
