@@ -11,8 +11,9 @@ artifact; a request over the tier's bound is refused, saying what to do; a wrong
 is refused; a replica killed mid-call is retried on the other (over HTTP and through a
 handle); a worker killed while the tier runs its second subtask resumes without sending
 the first again; the tier stopped mid-run gives a clean fallback (and, with no other
-backend, a failure saying why); every Ray process stays on the loopback address (sampled
-all along); and nothing is left running.
+backend, a failure saying why); every Ray process stays on the loopback address (each
+Python process audited, every process's sockets sampled all along); and nothing is left
+running.
 
 Slow (Ray starts in about 25 s on 2 cores): marked ``ray``; ``make test-ray`` runs them.
 """
@@ -56,6 +57,7 @@ REMOTE, RESUMED = "tiny-org/remote-code", "tiny-org/sentiment-resumed"
 KILLED_BY_HANDLE = "tiny-org/sentiment-killed-by-handle"
 SENTIMENT = [{"id": 0, "task": "text-classification", "dep": [], "args": {"text": "a good movie"}}]
 WEIGHTS = "model.safetensors"
+CONNECT_AUDIT = Path(__file__).parent / "connect_audit"
 
 
 @dataclass
@@ -145,7 +147,11 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
            "HF_HUB_DISABLE_TELEMETRY": "1", "HUGGINGGPT_CATALOG": str(catalog),
            "HUGGINGGPT_CACHE_DIR": str(root / "cache"), "HUGGINGGPT_EXPERTS_KEY": KEY,
            "HUGGINGGPT_EXPERTS_URL": f"http://127.0.0.1:{port}", "HUGGINGGPT_CACHE": "0",
-           "HUGGINGGPT_RETRY_BACKOFF": "0.5", "HUGGINGGPT_SUBTASK_RETRIES": "3"}
+           "HUGGINGGPT_RETRY_BACKOFF": "0.5", "HUGGINGGPT_SUBTASK_RETRIES": "3",
+           # every Python process of the tier and the workers logs a reach past loopback
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(CONNECT_AUDIT),
+                                                       os.environ.get("PYTHONPATH")])),
+           "HUGGINGGPT_TEST_CONNECTS": str(root / "connects.log")}
     env.pop("HF_HUB_OFFLINE", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "hugginggpt", "experts", "serve", "--local", "--config",
@@ -476,6 +482,11 @@ def test_nothing_is_left_running_and_ray_stayed_on_the_loopback(tier):
     assert not left, f"left running: {left}"
 
     assert len(tier.seen) > 5 and tier.connections, "the sampler saw Ray's processes"
+    # every attempt of a Python process (Ray's dashboard and agents, the replicas, the
+    # workers): a connect or lookup, however short, past the loopback
+    audited = tier.root / "connects.log"
+    assert not audited.exists(), f"reached past the loopback: {audited.read_text()[:3000]}"
+    # the C++ ones (GCS, raylet) and gRPC's own sockets, as sampled
     connected = {(tier.named(pid), remote) for pid, _, _, remote in tier.connections if remote}
     assert connected and all(_loopback(remote) for _, remote in connected), \
         f"Ray processes connected off the loopback: {sorted(connected)}"
@@ -488,6 +499,24 @@ def test_nothing_is_left_running_and_ray_stayed_on_the_loopback(tier):
         any(name.startswith("ray::ServeReplica:hugginggpt-experts:") for name in names)
         for names, _ in listening), \
         f"Ray processes listening off the loopback: {sorted(listening)}"
+
+
+def test_the_connect_audit_logs_a_reach_past_the_loopback_and_nothing_else(tmp_path):
+    """The audit the tier's processes carry (``connect_audit``) can fail: a UDP connect
+    to a documentation address (no packet leaves) and a lookup are logged, loopback not."""
+    log = tmp_path / "connects.log"
+    probe = ("import socket\n"
+             "for host in ('127.0.0.1', '::1', '192.0.2.1'):\n"
+             "    family = socket.AF_INET6 if ':' in host else socket.AF_INET\n"
+             "    socket.socket(family, socket.SOCK_DGRAM).connect((host, 9))\n"
+             "socket.getaddrinfo('localhost', 9)\n"
+             "try:\n    socket.getaddrinfo('metadata.google.internal.invalid', 80)\n"
+             "except OSError:\n    pass\n")
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=60, env={
+        **os.environ, "PYTHONPATH": str(CONNECT_AUDIT), "HUGGINGGPT_TEST_CONNECTS": str(log)})
+    logged = [line.split(": ", 1)[1] for line in log.read_text().splitlines()]
+    assert logged == ["socket.connect 192.0.2.1",
+                      "socket.getaddrinfo metadata.google.internal.invalid"]
 
 
 def _loopback(address: str) -> bool:
