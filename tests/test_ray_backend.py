@@ -12,6 +12,7 @@ import json
 import os
 import re
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -317,6 +318,42 @@ def test_a_ray_cluster_that_does_not_answer_is_a_retryable_error_saying_where(tm
     with run_settings({"ray": tier}):
         assert ray_backend.unavailable_reason("summarization", "a/model") == said
     client._forget_status()
+
+
+_SILENT_JOIN = """
+import socket, sys, threading, time
+from hugginggpt.tools.experts.ray import handle
+
+server, held = socket.create_server(("127.0.0.1", 0)), []
+
+def hold():
+    while True:
+        held.append(server.accept())
+
+threading.Thread(target=hold, daemon=True).start()
+handle.JOIN_TIMEOUT_S = 3.0
+for attempt in range(2):
+    started = time.monotonic()
+    try:
+        handle.app_handle(f"127.0.0.1:{server.getsockname()[1]}")
+    except Exception as exc:
+        print(f"{time.monotonic() - started:.1f} {type(exc).__name__}: {exc}", flush=True)
+"""
+
+
+@pytest.mark.skipif(bool(missing("ray")), reason="joining a cluster needs the ray extra")
+def test_joining_a_cluster_that_accepts_and_never_answers_fails_in_bounded_time(tmp_path):
+    """Ray's join waits on such an address for minutes (over 140 s measured): the join
+    gives up after its bound, the next attempt fails at once, and the process exits.
+    (In a process of its own: Ray's join is left behind in it.)"""
+    done = subprocess.run([sys.executable, "-c", _SILENT_JOIN], capture_output=True,
+                          text=True, timeout=120,
+                          env={**os.environ, "HUGGINGGPT_CACHE_DIR": str(tmp_path)})
+    first, again = (line.split(" ", 1) for line in done.stdout.splitlines())
+    assert done.returncode == 0 and first[1] == again[1], done.stdout + done.stderr[-2000:]
+    assert first[1].startswith("TransientToolError: joining the Ray cluster at 127.0.0.1:")
+    assert "took over 3 s: it answers but does not take this worker" in first[1]
+    assert 3.0 <= float(first[0]) < 20 and float(again[0]) < 0.5, done.stdout
 
 
 def test_a_ray_address_must_name_a_running_cluster():

@@ -226,12 +226,16 @@ def test_a_run_names_the_replica_and_the_second_run_loads_nothing(tier):
     assert second["latency_s"] < result["latency_s"]
 
 
-def test_a_worker_inside_the_cluster_calls_the_tier_through_a_handle(tier):
+@pytest.mark.parametrize("address", ["gcs", "auto"])
+def test_a_worker_inside_the_cluster_calls_the_tier_through_a_handle(tier, address):
     """HUGGINGGPT_RAY_ADDRESS: the worker joins the tier's Ray as a driver and calls it
-    through a DeploymentHandle. It wins over a URL that answers nothing, and needs no
+    through a DeploymentHandle, by its GCS address or by ``auto`` (``RAY_ADDRESS``, as
+    on a node of the cluster). It wins over a URL that answers nothing, and needs no
     key; its Ray traffic is sampled with the tier's (the loopback check at the end)."""
-    running = _run(tier, SENTIMENT, "--backend", "ray", background=True,
-                   HUGGINGGPT_RAY_ADDRESS=tier.ray_address, HUGGINGGPT_EXPERTS_KEY="",
+    joined = ({"HUGGINGGPT_RAY_ADDRESS": tier.ray_address} if address == "gcs" else
+              {"HUGGINGGPT_RAY_ADDRESS": "auto", "RAY_ADDRESS": tier.ray_address})
+    running = _run(tier, SENTIMENT, "--backend", "ray", background=True, **joined,
+                   HUGGINGGPT_EXPERTS_KEY="",
                    HUGGINGGPT_EXPERTS_URL=f"http://127.0.0.1:{_free_port()}",
                    **_only(tier, WARM))
     tier.watched.append(running.pid)

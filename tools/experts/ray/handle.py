@@ -4,20 +4,24 @@ calls the tier's ``Front`` (its ``run`` and ``status``) without HTTP.
 
 The same documents travel as over HTTP (:mod:`.wire`), with no key: whoever can join the
 cluster can run anything on it, so access to the cluster is the trust boundary. Joining
-costs about a second (mostly ``import ray``), once per process. On a loopback address
+costs a second or two (mostly ``import ray``), once per process, and is bounded
+(:data:`JOIN_TIMEOUT_S`), in a thread of its own, which also keeps Ray from replacing
+this process's SIGTERM handler. On a loopback address
 the driver keeps to the loopback as the local Ray does
 (:func:`.loopback.driver_environment`). This module imports Ray, when it first joins.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import os
-import signal
+import queue
 import socket
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from hugginggpt.tools.env import cache_dir
 from hugginggpt.tools.errors import (
@@ -43,15 +47,23 @@ OVER_HTTP = Fix(say="or reach the tier over HTTP with {}",
 """The other way to the tier, for a worker without Ray."""
 PROBE_TIMEOUT_S = 3.0
 """How long the cluster's address may take to accept a connection before joining."""
+JOIN_TIMEOUT_S = 30.0
+"""How long joining may take (2-3 s here): ``ray.init`` waits without end for a cluster
+that will not take this worker (a stale address, another cluster's token)."""
 STATUS_TIMEOUT_S = 5.0
 
 _HANDLES: dict[str, DeploymentHandle] = {}
+_STUCK: dict[str, TransientToolError] = {}
+"""Addresses whose join did not finish: Ray joins once per process, so this one will not."""
 _JOINING = threading.Lock()
 
 
 def _host_port(address: str) -> tuple[str, int] | None:
-    """The host and port a ``HOST:PORT`` or ``ray://HOST:PORT`` address names (None for
-    ``auto``, which Ray resolves itself)."""
+    """The host and port a ``HOST:PORT`` or ``ray://HOST:PORT`` address names; ``auto``
+    names ``RAY_ADDRESS``'s, as Ray reads it (None without it: Ray looks for a cluster
+    started on this node)."""
+    if address == "auto":
+        address = os.environ.get("RAY_ADDRESS", "")
     host, _, port = address.removeprefix("ray://").rpartition(":")
     return (host.strip("[]"), int(port)) if host and port.isdigit() else None
 
@@ -59,7 +71,7 @@ def _host_port(address: str) -> tuple[str, int] | None:
 def check_ray_address(address: str) -> str:
     """The ``ray_address`` setting, checked: a running cluster's address (``local`` would
     start a new Ray inside the worker)."""
-    if address != "auto" and _host_port(address) is None:
+    if address != "auto" and _host_port(address) is None:  # auto: resolved when joined
         raise ValueError("expected a Ray cluster's address: HOST:PORT (its GCS, 6379), "
                          "ray://HOST:PORT (Ray Client) or auto")
     return address
@@ -103,13 +115,13 @@ def app_handle(address: str) -> DeploymentHandle:
                 socket.create_connection(where, timeout=PROBE_TIMEOUT_S).close()
             except OSError as exc:
                 raise _unreachable(address, exc) from None
+        if address in _STUCK:
+            raise _STUCK[address]
         if ray.is_initialized():
             raise ToolExecutionError(f"this process already joined a Ray cluster, not the "
                                      f"one at {address}")
         try:
-            _join(ray, address)
-            logging.getLogger("ray.serve").setLevel(logging.WARNING)  # its handle's chatter
-            _HANDLES[address] = serve.get_app_handle(APP_NAME)
+            _HANDLES[address] = _bounded(lambda: _join(ray, serve, address), address)
         except (ConnectionError, ray.exceptions.RayError, serve.exceptions.RayServeException
                 ) as exc:
             if ray.is_initialized():
@@ -120,17 +132,38 @@ def app_handle(address: str) -> DeploymentHandle:
         return _HANDLES[address]
 
 
-def _join(ray: Any, address: str) -> None:
-    """``ray.init`` as a quiet driver that leaves this process's SIGTERM handling alone
-    (Ray sets its own in the main thread, and warns elsewhere)."""
-    logging.getLogger("ray").setLevel(logging.ERROR)
-    main = threading.current_thread() is threading.main_thread()
-    on_sigterm = signal.getsignal(signal.SIGTERM) if main else None
+def _bounded(join: Callable[[], DeploymentHandle], address: str) -> DeploymentHandle:
+    """``join()`` in a thread of its own, waited for :data:`JOIN_TIMEOUT_S` (a daemon,
+    left behind when it does not finish: nothing stops ``ray.init``)."""
+    done: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+
+    def joining() -> None:
+        try:
+            done.put((True, join()))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller
+            done.put((False, exc))
+
+    threading.Thread(target=joining, name="ray-join", daemon=True).start()
     try:
-        ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
-    finally:
-        if main:
-            signal.signal(signal.SIGTERM, on_sigterm)
+        ok, value = done.get(timeout=JOIN_TIMEOUT_S)
+    except queue.Empty:
+        _STUCK[address] = TransientToolError(
+            f"joining the Ray cluster at {address} took over {JOIN_TIMEOUT_S:g} s: it "
+            "answers but does not take this worker (its address may be stale, or its "
+            "token not the one this worker has)")
+        raise _STUCK[address] from None
+    if not ok:
+        raise value
+    return cast("DeploymentHandle", value)
+
+
+def _join(ray: Any, serve: Any, address: str) -> DeploymentHandle:
+    """``ray.init`` as a quiet driver, then the tier's handle. It runs in a thread of its
+    own, where Ray leaves this process's SIGTERM handling alone."""
+    logging.getLogger("ray").setLevel(logging.ERROR)
+    ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+    logging.getLogger("ray.serve").setLevel(logging.WARNING)  # its handle's chatter
+    return cast("DeploymentHandle", serve.get_app_handle(APP_NAME))
 
 
 def _failures() -> tuple[type[BaseException], ...]:
@@ -149,7 +182,7 @@ async def run(address: str, request: dict[str, Any]) -> dict[str, Any]:
             may pass.
         ToolExecutionError: the tier said the call failed.
     """
-    handle = app_handle(address)
+    handle = await asyncio.to_thread(app_handle, address)  # joining: not on the loop
     try:
         reply: dict[str, Any] = await handle.run.remote(request)
     except _failures() as exc:
