@@ -356,6 +356,16 @@ def test_joining_a_cluster_that_accepts_and_never_answers_fails_in_bounded_time(
     assert 3.0 <= float(first[0]) < 20 and float(again[0]) < 0.5, done.stdout
 
 
+@pytest.mark.parametrize(("host", "loopback"), [
+    ("127.0.0.1", True), ("127.0.0.2", True), ("::1", True), ("localhost", True),
+    ("::ffff:127.0.0.1", True), ("::ffff:10.0.0.1", False), ("10.0.0.1", False),
+    ("ray-head", False)])
+def test_a_loopback_cluster_is_joined_with_the_loopback_settings(host, loopback):
+    from hugginggpt.tools.experts.ray.handle import _is_loopback
+
+    assert _is_loopback(host) is loopback
+
+
 def test_a_ray_address_must_name_a_running_cluster():
     """``local`` would start a new Ray inside the worker: refused where settings enter."""
     from hugginggpt.graph.context import Context

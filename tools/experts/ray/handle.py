@@ -78,10 +78,14 @@ def check_ray_address(address: str) -> str:
 
 
 def _is_loopback(host: str) -> bool:
+    """``localhost``, or a loopback address (``::ffff:127.0.0.1`` too, which
+    ``is_loopback`` alone does not count)."""
     try:
-        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+        ip = ipaddress.ip_address(host)
     except ValueError:
-        return False
+        return host == "localhost"
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return (mapped or ip).is_loopback
 
 
 def _unreachable(address: str, exc: BaseException) -> TransientToolError:
