@@ -69,3 +69,25 @@ def test_the_soak_judges_what_it_is_given(tmp_path):
     assert judged(status="aborted", abort_reason="") == "unexplained"
     assert judged(status="running") == "unexplained"
     assert soak.classify(trial, None, RuntimeError("boom"), tmp_path)[0] == "unexplained"
+
+
+def test_the_memory_verdicts_fail_on_a_leak_and_pass_a_plateau():
+    """The native heap's slope over the second half fails a few kB kept per run; the
+    resident set may swing with a bounded cache but not climb past its first half."""
+    soak = _soak_module()
+    MB = 2**20
+
+    def verdicts(heap_per_run: int, rss: list[int]) -> dict[str, bool]:
+        report = soak.Report(runs=500, warmup=100, rss_after_warmup=800 * MB,
+                             rss_end=rss[-1] * MB)
+        report.heap = [(n, 60 * MB + n * heap_per_run + (n % 80) * 4096)
+                       for n in range(0, 401, 40)]  # a spread of 0.3 MB, as measured
+        report.rss = [(n, mb * MB) for n, mb in zip(range(40, 401, 40), rss, strict=True)]
+        return {name: ok for name, ok, _ in report.targets()}
+
+    swinging = [850, 900, 1145, 860, 890, 945, 860, 825, 855, 905]
+    assert verdicts(1500, swinging)["memory (native heap)"]
+    assert verdicts(1500, swinging)["memory (RSS)"]
+    assert not verdicts(10_000, swinging)["memory (native heap)"]
+    climbing = [850, 880, 910, 940, 970, 1000, 1030, 1060, 1090, 1120]
+    assert not verdicts(1500, climbing)["memory (RSS)"]

@@ -20,6 +20,8 @@ accuracy, among the quick pass's few likeliest languages (:func:`confidences`);
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from hugginggpt.tools.experts.lite.engines import load_once
@@ -27,7 +29,7 @@ from hugginggpt.tools.experts.lite.engines import load_once
 __all__ = [
     "LINGUA", "SURE", "MIN_CHARS", "EVIDENCE_CHARS", "evidence", "QUICK_SURE", "CLOSE_LOOK",
     "ALWAYS_LOOKED",
-    "LINGUA_LANGUAGES", "builder",
+    "LINGUA_LANGUAGES", "KEPT_LANGUAGES", "builder", "unload_close_looks",
     "lingua_detector", "confidences", "language_of", "RULE_OUT", "reads",
     "described",
 ]
@@ -95,11 +97,44 @@ def lingua_detector() -> Any:
     return builder().with_low_accuracy_mode().build()
 
 
+KEPT_LANGUAGES = 12
+"""Languages whose high-accuracy models stay loaded between close looks (about 25 MB
+each, so 0.3 GB at most); the least recently compared are unloaded. lingua keeps a
+language's models until they are unloaded, and a long-lived server compares new
+languages text after text (``benchmarks/soak.py``: 31 languages and 0.7 GB after 300
+runs, on the way to all 53); reloading one costs about 0.2 s."""
+
+_lingua_lock = threading.Lock()
+"""One detection at a time: unloading a language also drops the trigrams that the
+quick pass shares with the close look."""
+_kept: OrderedDict[str, None] = OrderedDict()
+"""The languages whose high-accuracy models are loaded, least recently compared first."""
+
+
 def _close_look(codes: tuple[str, ...]) -> Any:
     """A high-accuracy detector (all n-gram sizes) for the few languages the quick pass
-    could not tell apart; lingua keeps each language's models once per process, so
-    only the first text that needs a language loads it (about 0.2 s, 25 MB each)."""
+    could not tell apart; only the first text that needs a language loads its models
+    (about 0.2 s, 25 MB each), and at most :data:`KEPT_LANGUAGES` stay loaded. Called
+    with :data:`_lingua_lock` held."""
+    for code in codes:
+        _kept[code] = None
+        _kept.move_to_end(code)
+    _unload(tuple(_kept)[:max(0, len(_kept) - KEPT_LANGUAGES)])
     return builder(codes).build()
+
+
+def _unload(codes: tuple[str, ...]) -> None:
+    if codes:
+        builder(codes).build().unload_language_models()
+        for code in codes:
+            del _kept[code]
+
+
+def unload_close_looks() -> None:
+    """Unload the high-accuracy models that close looks keep; the next close look loads
+    the languages it needs again (``benchmarks/soak.py`` measures memory without them)."""
+    with _lingua_lock:
+        _unload(tuple(_kept))
 
 
 def _scored(detector: Any, text: str) -> list[tuple[str, float]]:
@@ -116,16 +151,18 @@ def confidences(text: str) -> list[tuple[str, float]]:
     languages, and :data:`ALWAYS_LOOKED`, are looked at again in high-accuracy mode,
     whose values are returned: the
     close calls (Spanish or Catalan, Danish or Norwegian) get lingua's best, without
-    loading every language's full models (all of them: about 7 s and 0.8 GB).
+    loading every language's full models (all of them: about 7 s and 0.8 GB), and
+    keeping those of :data:`KEPT_LANGUAGES` languages at most.
     """
     text = text[:MAX_CHARS]
     if not text.strip():
         return []
-    found = [(c, p) for c, p in _scored(lingua_detector(), text) if p > 0]
-    if found and found[0][1] < QUICK_SURE:
-        looked = {c for c, _ in found[:CLOSE_LOOK]} | set(ALWAYS_LOOKED)
-        found = [(c, p) for c, p in _scored(_close_look(tuple(sorted(looked))), text)
-                 if p > 0]
+    with _lingua_lock:
+        found = [(c, p) for c, p in _scored(lingua_detector(), text) if p > 0]
+        if found and found[0][1] < QUICK_SURE:
+            looked = {c for c, _ in found[:CLOSE_LOOK]} | set(ALWAYS_LOOKED)
+            found = [(c, p) for c, p in _scored(_close_look(tuple(sorted(looked))), text)
+                     if p > 0]
     merged: dict[str, float] = {}
     for code, p in found:
         merged[_ALIASES.get(code, code)] = merged.get(_ALIASES.get(code, code), 0.0) + p
