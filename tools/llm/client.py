@@ -148,8 +148,8 @@ def _error(exc: BaseException) -> str:
 def _attempts(config: RoutingConfig, role: str, need: int, tries: Callable[[Endpoint], int],
               run: str | None, cheapest: bool = False) -> Iterator[Endpoint]:
     """The endpoints to try for one call, in turn, leaving out those that did not
-    answer (:mod:`~hugginggpt.tools.llm.breaker`). ``least-busy`` and ``lowest-latency``
-    rank again after each failure, with what it changed (the calls in flight, an
+    answer (:mod:`~hugginggpt.tools.llm.breaker`). ``peak-ewma``, ``least-busy`` and
+    ``lowest-latency`` rank again after each failure, with what it changed (the calls in flight, an
     endpoint taken out), and try each endpoint at most ``tries(endpoint)`` times;
     ``round-robin`` and ``strongest`` try each endpoint once, in their order."""
     if config.strategy in ("round-robin", "strongest"):
@@ -263,7 +263,7 @@ def complete(
         timer = Timer(on_stream, attempt)
         # the caller's config (LangSmith run tree, graph streaming) plus the timer
         config_ = merge_configs(ensure_config(), {"callbacks": [timer]})
-        ticket = ROUTER.begin(endpoint)
+        ticket = ROUTER.begin(endpoint, role)
         started = time.monotonic()
         waiting = {"type": "wait", "key": f"llm {id(timer)}"}  # unique while it waits
         tell(waiting | {"event": "start", "what": f"the {role} LLM at {endpoint.label}"})

@@ -5,34 +5,48 @@ For every call the :class:`Router` orders the role's endpoints:
 - the tier the call needs (estimated by the caller: planning a multi-step request needs
   a large model, choosing between two models a small one) filters out weaker endpoints,
   which stay only as a last resort;
-- among the capable ones, the strategy decides. ``least-busy``, the default, takes the
-  endpoint with the fewest calls in flight from this process. ``lowest-latency`` is
-  LiteLLM's latency-based routing: the lowest mean latency per completion token over
-  the endpoint's last :data:`LATENCY_WINDOW` replies, an endpoint not measured yet
-  first. Ties are broken at random (by tier, then the configuration's order, the p95
-  on ``benchmarks/routing.py``'s slowdown fleet was 5.6-6.5 s against 5.0-5.2 s in
-  three paired runs);
+- among the capable ones, the strategy decides. ``peak-ewma``, the default, is the peak
+  EWMA load balancing of Finagle and Linkerd: the lowest cost, an endpoint's recent
+  latency times its calls in flight plus this one (its expected wait), ties by the calls
+  in flight. The latency is per completion token, so an endpoint that happened to
+  write the long answers does not look slow; it is a moving average with time constant
+  :data:`DECAY_S` that a slower reply sets at once (a peak), decayed towards zero
+  while the endpoint gets no replies, so an endpoint that became slow gets calls only
+  when the others are that much busier, and is tried again once its peak has decayed.
+  An endpoint not measured yet costs nothing while idle (it is tried) and is the last
+  choice while its first call is in flight. ``least-busy`` takes the endpoint with the
+  fewest calls in flight from this process. ``lowest-latency`` is LiteLLM's
+  latency-based routing: the lowest mean latency per completion token over the
+  endpoint's last :data:`LATENCY_WINDOW` replies, an endpoint not measured yet first.
+  Ties are broken at random (by tier, then the configuration's order, the p95 on
+  ``benchmarks/routing.py``'s slowdown fleet was 5.6-6.5 s against 5.0-5.2 s in three
+  paired runs);
 - an endpoint that failed ``failure_threshold`` times in a row is taken out for
   ``cooldown_s`` (doubling while it keeps failing), then probed in the background with
   a one-token call and put back when the probe succeeds.
 
-``least-busy`` replaced a latency model (expected time from measured time to first
-token, tokens per second, predicted reply length, tokens in flight and error rates). In
-``benchmarks/routing.py``, on the mixed fleet least-busy's p95 was 0.91x to 1.30x the
+``peak-ewma`` replaced ``least-busy`` as the default: least-busy kept sending a quarter
+of the calls to a replica that had become five times slower (the slowdown fleet of
+``benchmarks/routing.py``). Least-busy had replaced a latency model (expected time from
+measured time to first token, tokens per second, predicted reply length, tokens in
+flight and error rates, with settings per endpoint) that never met its target; peak EWMA
+has one number per endpoint and no settings, and without measurements it is least-busy.
+In ``benchmarks/routing.py``, on the mixed fleet least-busy's p95 was 0.91x to 1.30x the
 model's (eight paired runs, median 1.02x); on the slowdown fleet the model's was 1.13x
-to 1.44x least-busy's (five runs). The model never met its target (1.2x better on one
-fleet, at most 5% worse on the other), so the simpler policy took its place.
-``round-robin`` (the next endpoint for every call) and ``strongest`` (the strongest
-endpoint for every call) know neither tiers nor health; they are kept for comparison
-and for users who want them.
+to 1.44x least-busy's (five runs). ``least-busy``, ``lowest-latency``, ``round-robin``
+(the next endpoint for every call) and ``strongest`` (the strongest endpoint for every
+call; neither of the last two knows tiers or health) are kept for comparison and for
+users who want them.
 
 A call that fails on one endpoint goes on to the next (see
-:func:`hugginggpt.tools.llm.client.complete`). The statistics are per process, shared by
-all runs, so concurrent runs see each other's load.
+:func:`hugginggpt.tools.llm.client.complete`); a failure does not count as a latency
+(a fast error would look fast), the health checks deal with it. The statistics are per
+process, shared by all runs, so concurrent runs see each other's load.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 import threading
@@ -44,10 +58,12 @@ from typing import Any
 
 from hugginggpt.tools.llm.config import Endpoint, RoutingConfig
 
-__all__ = ["Router", "ROUTER", "Ticket", "LATENCY_WINDOW"]
+__all__ = ["Router", "ROUTER", "Ticket", "LATENCY_WINDOW", "DECAY_S"]
 
 LATENCY_WINDOW = 10
 """Replies per endpoint that ``lowest-latency`` averages (LiteLLM's default)."""
+DECAY_S = 10.0
+"""``peak-ewma``'s time constant, in seconds (Finagle's and Linkerd's default)."""
 _MAX_COOLDOWN_S = 600.0
 
 
@@ -63,6 +79,8 @@ class _Stats:
     last_error: str = ""
     per_token_s: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_WINDOW))
     """Latency per completion token of the last replies (``lowest-latency``)."""
+    peaks: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """``peak-ewma``'s latency per completion token per role, and when it was set."""
 
 
 @dataclass
@@ -70,6 +88,7 @@ class Ticket:
     """One call in flight on one endpoint."""
 
     endpoint: Endpoint
+    role: str = ""
     started: float = field(default_factory=time.monotonic)
 
 
@@ -83,13 +102,16 @@ class Router:
     Thread-safe; the state is tiny (numbers per endpoint), so one lock is enough.
     """
 
-    def __init__(self, tie_break: Callable[[], float] = random.random) -> None:
+    def __init__(self, tie_break: Callable[[], float] = random.random,
+                 decay_s: float = DECAY_S) -> None:
         self._lock = threading.Lock()
         self._stats: dict[tuple[str, str, str | None], _Stats] = {}
         self._turn = 0
         self.tie_break = tie_break
         """Orders equally ranked endpoints (tests make it count up: configuration order)."""
         self.prober: Prober | None = None
+        self.decay_s = decay_s
+        """``peak-ewma``'s time constant (tests make it short)."""
 
     def reset(self) -> None:
         """Forget all observations (tests and benchmarks start afresh)."""
@@ -135,14 +157,22 @@ class Router:
                     continue
                 live.append(endpoint)
 
-            def score(e: Endpoint) -> tuple[float, float]:
+            known = [x for x in (self._latency(self._get(e), role, now) for e in live)
+                     if x is not None]
+            prior = statistics.fmean(known) if known else 1.0  # not measured: average
+
+            def score(e: Endpoint) -> tuple[float, float, float]:
                 stats = self._get(e)
                 if config.strategy == "lowest-latency":
                     recent = stats.per_token_s
-                    return statistics.fmean(recent) if recent else 0.0, self.tie_break()
-                return stats.in_flight, self.tie_break()
+                    return statistics.fmean(recent) if recent else 0.0, 0, self.tie_break()
+                if config.strategy == "peak-ewma":
+                    latency = self._latency(stats, role, now)
+                    cost = (prior if latency is None else latency) * (stats.in_flight + 1)
+                    return cost, stats.in_flight, self.tie_break()
+                return stats.in_flight, 0, self.tie_break()
 
-            def price(e: Endpoint) -> tuple[float, int, tuple[float, float]]:
+            def price(e: Endpoint) -> tuple[float, int, tuple[float, float, float]]:
                 return e.cost_per_1m_input + e.cost_per_1m_output, e.tier, score(e)
 
             top = max((e.tier for e in live), default=0)
@@ -153,12 +183,20 @@ class Router:
             out.sort(key=lambda e: self._get(e).open_until)
             return capable + weaker + out
 
+    def _latency(self, stats: _Stats, role: str, now: float) -> float | None:
+        """``peak-ewma``'s latency per token of the role's calls now, decayed since it was
+        set; None before the endpoint's first reply to the role."""
+        if role not in stats.peaks:
+            return None
+        per_token, at = stats.peaks[role]
+        return per_token * math.exp(-(now - at) / self.decay_s)
+
     # -- observations
 
-    def begin(self, endpoint: Endpoint) -> Ticket:
+    def begin(self, endpoint: Endpoint, role: str = "") -> Ticket:
         with self._lock:
             self._get(endpoint).in_flight += 1
-        return Ticket(endpoint)
+        return Ticket(endpoint, role)
 
     def _end(self, ticket: Ticket) -> _Stats:
         stats = self._get(ticket.endpoint)
@@ -173,7 +211,20 @@ class Router:
             stats.consecutive_failures = 0
             stats.cooldown_s = 0.0
             if completion_tokens > 0:
-                stats.per_token_s.append(latency_s / completion_tokens)
+                per_token = latency_s / completion_tokens
+                stats.per_token_s.append(per_token)
+                self._observe(stats, ticket.role, per_token)
+
+    def _observe(self, stats: _Stats, role: str, per_token: float) -> None:
+        """``peak-ewma``: a reply slower than the role's (decayed) latency sets it at once;
+        a faster one is averaged in, weighing more the longer since it was set."""
+        now = time.monotonic()
+        current = self._latency(stats, role, now)
+        if current is None or per_token > current:
+            stats.peaks[role] = per_token, now
+            return
+        kept = math.exp(-(now - stats.peaks[role][1]) / self.decay_s)
+        stats.peaks[role] = current * kept + per_token * (1 - kept), now
 
     def failed(self, ticket: Ticket, config: RoutingConfig, error: str) -> None:
         """Record a failure; enough of them in a row take the endpoint out."""
@@ -229,7 +280,9 @@ class Router:
             return stats is not None and stats.calls > stats.failures
 
     def health(self) -> dict[str, dict[str, Any]]:
-        """Per endpoint: state (up, out, probing), load, failures, recent latency."""
+        """Per endpoint: state (up, out, probing), load, failures, recent latency (per
+        token: ``lowest-latency``'s mean and ``peak-ewma``'s)."""
+        now = time.monotonic()
         with self._lock:
             report = {}
             for (name, _, _), s in self._stats.items():
@@ -238,6 +291,7 @@ class Router:
                     "state": state, "in_flight": s.in_flight, "calls": s.calls,
                     "failures": s.failures, "last_error": s.last_error,
                     "per_token_s": statistics.fmean(s.per_token_s) if s.per_token_s else None,
+                    "peak_s": {role: self._latency(s, role, now) for role in s.peaks},
                 }
             return report
 
