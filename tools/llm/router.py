@@ -6,21 +6,23 @@ For every call the :class:`Router` orders the role's endpoints:
   a large model, choosing between two models a small one) filters out weaker endpoints,
   which stay only as a last resort;
 - among the capable ones, the strategy decides. ``peak-ewma``, the default, is the peak
-  EWMA load balancing of Finagle and Linkerd: the lowest cost, an endpoint's recent
-  latency times its calls in flight plus this one (its expected wait), ties by the calls
-  in flight. The latency is per completion token, so an endpoint that happened to
-  write the long answers does not look slow; it is a moving average with time constant
-  :data:`DECAY_S` that a slower reply sets at once (a peak), decayed towards zero
-  while the endpoint gets no replies, so an endpoint that became slow gets calls only
-  when the others are that much busier, and is tried again once its peak has decayed.
-  An endpoint not measured yet costs nothing while idle (it is tried) and is the last
-  choice while its first call is in flight. ``least-busy`` takes the endpoint with the
-  fewest calls in flight from this process. ``lowest-latency`` is LiteLLM's
-  latency-based routing: the lowest mean latency per completion token over the
-  endpoint's last :data:`LATENCY_WINDOW` replies, an endpoint not measured yet first.
-  Ties are broken at random (by tier, then the configuration's order, the p95 on
-  ``benchmarks/routing.py``'s slowdown fleet was 5.6-6.5 s against 5.0-5.2 s in three
-  paired runs);
+  EWMA load balancing of Finagle and Linkerd: the lowest cost, the endpoint's recent
+  latency times its calls in flight plus this one (its expected wait), ties by the
+  calls in flight. The latency is per completion token, so that the endpoint that wrote
+  the long answers does not look slow, and per role, because a role's calls are alike
+  (the planner's long prompt, the selector's twenty tokens) while a short reply's time
+  is mostly the time to its first token. It is a moving average with time constant
+  :data:`DECAY_S` that a slower reply sets at once (a peak), decaying towards zero since
+  it was set: an endpoint that became slow gets calls only when the others are that
+  much busier, and while they keep answering its peak decays until it is tried again.
+  An endpoint not measured yet for the role costs nothing while idle (it is tried), and
+  while its calls are in flight it counts as the average of the measured ones.
+  ``least-busy`` takes the endpoint with the fewest calls in flight from this process.
+  ``lowest-latency`` is LiteLLM's latency-based routing: the lowest mean latency per
+  completion token over the endpoint's last :data:`LATENCY_WINDOW` replies, an endpoint
+  not measured yet first. Ties are broken at random (by tier, then the configuration's
+  order, the p95 on ``benchmarks/routing.py``'s slowdown fleet was 5.6-6.5 s against
+  5.0-5.2 s in three paired runs);
 - an endpoint that failed ``failure_threshold`` times in a row is taken out for
   ``cooldown_s`` (doubling while it keeps failing), then probed in the background with
   a one-token call and put back when the probe succeeds.
@@ -30,7 +32,8 @@ of the calls to a replica that had become five times slower (the slowdown fleet 
 ``benchmarks/routing.py``). Least-busy had replaced a latency model (expected time from
 measured time to first token, tokens per second, predicted reply length, tokens in
 flight and error rates, with settings per endpoint) that never met its target; peak EWMA
-has one number per endpoint and no settings, and without measurements it is least-busy.
+has one number per endpoint and role and no settings, and until the first replies it is
+least-busy.
 In ``benchmarks/routing.py``, on the mixed fleet least-busy's p95 was 0.91x to 1.30x the
 model's (eight paired runs, median 1.02x); on the slowdown fleet the model's was 1.13x
 to 1.44x least-busy's (five runs). ``least-busy``, ``lowest-latency``, ``round-robin``
@@ -159,7 +162,7 @@ class Router:
 
             known = [x for x in (self._latency(self._get(e), role, now) for e in live)
                      if x is not None]
-            prior = statistics.fmean(known) if known else 1.0  # not measured: average
+            prior = statistics.fmean(known) if known else 1.0  # being measured: average
 
             def score(e: Endpoint) -> tuple[float, float, float]:
                 stats = self._get(e)
@@ -168,6 +171,8 @@ class Router:
                     return statistics.fmean(recent) if recent else 0.0, 0, self.tie_break()
                 if config.strategy == "peak-ewma":
                     latency = self._latency(stats, role, now)
+                    if latency is None and not stats.in_flight:
+                        return 0.0, 0, self.tie_break()  # never measured: try it
                     cost = (prior if latency is None else latency) * (stats.in_flight + 1)
                     return cost, stats.in_flight, self.tie_break()
                 return stats.in_flight, 0, self.tie_break()
