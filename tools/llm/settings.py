@@ -119,8 +119,9 @@ class LLMSettings(BaseModel):
     """The same endpoints as a list (``HUGGINGGPT_LLM_ENDPOINTS`` as a JSON array)."""
     llm_routing: str | None = None
     """Override the configured strategy (``peak-ewma`` by default; ``least-busy``,
-    ``lowest-latency``, ``round-robin``, ``strongest``). Checked with the rest of the LLM configuration, by
-    :func:`hugginggpt.tools.llm.config.routing_config` (a ``ConfigError``)."""
+    ``lowest-latency``, ``round-robin``, ``strongest``). Checked with the rest of the LLM
+    configuration, by :func:`hugginggpt.tools.llm.config.routing_config` (a
+    ``ConfigError``)."""
     replay: Annotated[Any, AfterValidator(_recording)] = None
     """A :class:`hugginggpt.tools.llm.replay.Recording`: LLM replies come from it, no
     endpoint is called (``hugginggpt replay``)."""
