@@ -29,7 +29,10 @@ For every call the :class:`Router` orders the role's endpoints:
 
 ``peak-ewma`` replaced ``least-busy`` as the default: least-busy kept sending a quarter
 of the calls to a replica that had become five times slower (the slowdown fleet of
-``benchmarks/routing.py``). Least-busy had replaced a latency model (expected time from
+``benchmarks/routing.py``). Peak-ewma moves calls off a slow endpoint as soon as its
+replies show it, but where the calls of a role come in bursts, as in that benchmark, a
+burst is spread before the slow replies are back (see "Several LLMs" in
+docs/guides/llms.md for the figures). Least-busy had replaced a latency model (expected time from
 measured time to first token, tokens per second, predicted reply length, tokens in
 flight and error rates, with settings per endpoint) that never met its target; peak EWMA
 has one number per endpoint and role and no settings, and until the first replies it is
