@@ -32,17 +32,16 @@ of the calls to a replica that had become five times slower (the slowdown fleet 
 ``benchmarks/routing.py``). Peak-ewma moves calls off a slow endpoint as soon as its
 replies show it, but where the calls of a role come in bursts, as in that benchmark, a
 burst is spread before the slow replies are back (see "Several LLMs" in
-docs/guides/llms.md for the figures). Least-busy had replaced a latency model (expected time from
-measured time to first token, tokens per second, predicted reply length, tokens in
-flight and error rates, with settings per endpoint) that never met its target; peak EWMA
-has one number per endpoint and role and no settings, and until the first replies it is
-least-busy.
-In ``benchmarks/routing.py``, on the mixed fleet least-busy's p95 was 0.91x to 1.30x the
-model's (eight paired runs, median 1.02x); on the slowdown fleet the model's was 1.13x
-to 1.44x least-busy's (five runs). ``least-busy``, ``lowest-latency``, ``round-robin``
-(the next endpoint for every call) and ``strongest`` (the strongest endpoint for every
-call; neither of the last two knows tiers or health) are kept for comparison and for
-users who want them.
+docs/guides/llms.md for the figures). Least-busy had replaced a latency model (expected
+time from measured time to first token, tokens per second, predicted reply length,
+tokens in flight and error rates, with settings per endpoint) that never met its target;
+peak EWMA has one number per endpoint and role and no settings, and until the first
+replies it is least-busy. In ``benchmarks/routing.py``, on the mixed fleet least-busy's
+p95 was 0.91x to 1.30x the model's (eight paired runs, median 1.02x); on the slowdown
+fleet the model's was 1.13x to 1.44x least-busy's (five runs). ``least-busy``,
+``lowest-latency``, ``round-robin`` (the next endpoint for every call) and ``strongest``
+(the strongest endpoint for every call; neither of the last two knows tiers or health)
+are kept for comparison and for users who want them.
 
 A call that fails on one endpoint goes on to the next (see
 :func:`hugginggpt.tools.llm.client.complete`); a failure does not count as a latency
