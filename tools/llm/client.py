@@ -263,7 +263,7 @@ def complete(
         timer = Timer(on_stream, attempt)
         # the caller's config (LangSmith run tree, graph streaming) plus the timer
         config_ = merge_configs(ensure_config(), {"callbacks": [timer]})
-        ticket = ROUTER.begin(endpoint, role)
+        ticket = ROUTER.begin(endpoint)
         started = time.monotonic()
         waiting = {"type": "wait", "key": f"llm {id(timer)}"}  # unique while it waits
         tell(waiting | {"event": "start", "what": f"the {role} LLM at {endpoint.label}"})

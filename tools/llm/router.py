@@ -9,39 +9,37 @@ For every call the :class:`Router` orders the role's endpoints:
   EWMA load balancing of Finagle and Linkerd: the lowest cost, the endpoint's recent
   latency times its calls in flight plus this one (its expected wait), ties by the
   calls in flight. The latency is per completion token, so that the endpoint that wrote
-  the long answers does not look slow, and per role, because a role's calls are alike
-  (the planner's long prompt, the selector's twenty tokens) while a short reply's time
-  is mostly the time to its first token. It is a moving average with time constant
-  :data:`DECAY_S` that a slower reply sets at once (a peak), decaying towards zero since
-  it was set: an endpoint that became slow gets calls only when the others are that
-  much busier, and while they keep answering its peak decays until it is tried again.
-  An endpoint not measured yet for the role costs nothing while idle (it is tried), and
-  while its calls are in flight it counts as the average of the measured ones.
-  ``least-busy`` takes the endpoint with the fewest calls in flight from this process.
-  ``lowest-latency`` is LiteLLM's latency-based routing: the lowest mean latency per
-  completion token over the endpoint's last :data:`LATENCY_WINDOW` replies, an endpoint
-  not measured yet first. Ties are broken at random (by tier, then the configuration's
-  order, the p95 on ``benchmarks/routing.py``'s slowdown fleet was 5.6-6.5 s against
-  5.0-5.2 s in three paired runs);
+  the long answers does not look slow, and one for all roles, so that the first slow
+  reply of any role warns for all (kept per role, each role's first burst of calls after
+  a slowdown was spread before a slow reply of that role was back). It is a moving
+  average with time constant :data:`DECAY_S` that a slower reply sets at once (a peak),
+  decaying towards zero since it was set: an endpoint that became slow gets calls only
+  when the others are that much busier, and while they keep answering its peak decays
+  until it is tried again. An endpoint not measured yet costs nothing while idle (it is
+  tried), and while its calls are in flight it counts as the average of the measured
+  ones. ``least-busy`` takes the endpoint with the fewest calls in flight from this
+  process. ``lowest-latency`` is LiteLLM's latency-based routing: the lowest mean
+  latency per completion token over the endpoint's last :data:`LATENCY_WINDOW` replies,
+  an endpoint not measured yet first. Ties are broken at random (by tier, then the
+  configuration's order, the p95 on ``benchmarks/routing.py``'s slowdown fleet was
+  5.6-6.5 s against 5.0-5.2 s in three paired runs);
 - an endpoint that failed ``failure_threshold`` times in a row is taken out for
   ``cooldown_s`` (doubling while it keeps failing), then probed in the background with
   a one-token call and put back when the probe succeeds.
 
 ``peak-ewma`` replaced ``least-busy`` as the default: least-busy kept sending a quarter
 of the calls to a replica that had become five times slower (the slowdown fleet of
-``benchmarks/routing.py``). Peak-ewma moves calls off a slow endpoint as soon as its
-replies show it, but where the calls of a role come in bursts, as in that benchmark, a
-burst is spread before the slow replies are back (see "Several LLMs" in
-docs/guides/llms.md for the figures). Least-busy had replaced a latency model (expected
-time from measured time to first token, tokens per second, predicted reply length,
-tokens in flight and error rates, with settings per endpoint) that never met its target;
-peak EWMA has one number per endpoint and role and no settings, and until the first
-replies it is least-busy. In ``benchmarks/routing.py``, on the mixed fleet least-busy's
-p95 was 0.91x to 1.30x the model's (eight paired runs, median 1.02x); on the slowdown
-fleet the model's was 1.13x to 1.44x least-busy's (five runs). ``least-busy``,
-``lowest-latency``, ``round-robin`` (the next endpoint for every call) and ``strongest``
-(the strongest endpoint for every call; neither of the last two knows tiers or health)
-are kept for comparison and for users who want them.
+``benchmarks/routing.py``; see "Several LLMs" in docs/guides/llms.md for the figures).
+Least-busy had replaced a latency model (expected time from measured time to first
+token, tokens per second, predicted reply length, tokens in flight and error rates, with
+settings per endpoint) that never met its target; peak EWMA has one number per endpoint
+and no settings, and until the first replies it is least-busy. In
+``benchmarks/routing.py``, on the mixed fleet least-busy's p95 was 0.91x to 1.30x the
+model's (eight paired runs, median 1.02x); on the slowdown fleet the model's was 1.13x
+to 1.44x least-busy's (five runs). ``least-busy``, ``lowest-latency``, ``round-robin``
+(the next endpoint for every call) and ``strongest`` (the strongest endpoint for every
+call; neither of the last two knows tiers or health) are kept for comparison and for
+users who want them.
 
 A call that fails on one endpoint goes on to the next (see
 :func:`hugginggpt.tools.llm.client.complete`); a failure does not count as a latency
@@ -84,8 +82,10 @@ class _Stats:
     last_error: str = ""
     per_token_s: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_WINDOW))
     """Latency per completion token of the last replies (``lowest-latency``)."""
-    peaks: dict[str, tuple[float, float]] = field(default_factory=dict)
-    """``peak-ewma``'s latency per completion token per role, and when it was set."""
+    peak_s: float | None = None
+    """``peak-ewma``'s latency per completion token as of ``peak_at``; None until the
+    first reply."""
+    peak_at: float = 0.0
 
 
 @dataclass
@@ -93,7 +93,6 @@ class Ticket:
     """One call in flight on one endpoint."""
 
     endpoint: Endpoint
-    role: str = ""
     started: float = field(default_factory=time.monotonic)
 
 
@@ -162,7 +161,7 @@ class Router:
                     continue
                 live.append(endpoint)
 
-            known = [x for x in (self._latency(self._get(e), role, now) for e in live)
+            known = [x for x in (self._latency(self._get(e), now) for e in live)
                      if x is not None]
             prior = statistics.fmean(known) if known else 1.0  # being measured: average
 
@@ -172,7 +171,7 @@ class Router:
                     recent = stats.per_token_s
                     return statistics.fmean(recent) if recent else 0.0, 0, self.tie_break()
                 if config.strategy == "peak-ewma":
-                    latency = self._latency(stats, role, now)
+                    latency = self._latency(stats, now)
                     if latency is None and not stats.in_flight:
                         return 0.0, 0, self.tie_break()  # never measured: try it
                     cost = (prior if latency is None else latency) * (stats.in_flight + 1)
@@ -190,20 +189,19 @@ class Router:
             out.sort(key=lambda e: self._get(e).open_until)
             return capable + weaker + out
 
-    def _latency(self, stats: _Stats, role: str, now: float) -> float | None:
-        """``peak-ewma``'s latency per token of the role's calls now, decayed since it was
-        set; None before the endpoint's first reply to the role."""
-        if role not in stats.peaks:
+    def _latency(self, stats: _Stats, now: float) -> float | None:
+        """``peak-ewma``'s latency per token now, decayed since it was set; None before
+        the endpoint's first reply."""
+        if stats.peak_s is None:
             return None
-        per_token, at = stats.peaks[role]
-        return per_token * math.exp(-(now - at) / self.decay_s)
+        return stats.peak_s * math.exp(-(now - stats.peak_at) / self.decay_s)
 
     # -- observations
 
-    def begin(self, endpoint: Endpoint, role: str = "") -> Ticket:
+    def begin(self, endpoint: Endpoint) -> Ticket:
         with self._lock:
             self._get(endpoint).in_flight += 1
-        return Ticket(endpoint, role)
+        return Ticket(endpoint)
 
     def _end(self, ticket: Ticket) -> _Stats:
         stats = self._get(ticket.endpoint)
@@ -220,18 +218,19 @@ class Router:
             if completion_tokens > 0:
                 per_token = latency_s / completion_tokens
                 stats.per_token_s.append(per_token)
-                self._observe(stats, ticket.role, per_token)
+                self._observe(stats, per_token)
 
-    def _observe(self, stats: _Stats, role: str, per_token: float) -> None:
-        """``peak-ewma``: a reply slower than the role's (decayed) latency sets it at once;
-        a faster one is averaged in, weighing more the longer since it was set."""
+    def _observe(self, stats: _Stats, per_token: float) -> None:
+        """``peak-ewma``: a reply slower than the (decayed) latency sets it at once; a
+        faster one is averaged in, weighing more the longer since it was set."""
         now = time.monotonic()
-        current = self._latency(stats, role, now)
+        current = self._latency(stats, now)
         if current is None or per_token > current:
-            stats.peaks[role] = per_token, now
-            return
-        kept = math.exp(-(now - stats.peaks[role][1]) / self.decay_s)
-        stats.peaks[role] = current * kept + per_token * (1 - kept), now
+            stats.peak_s = per_token
+        else:
+            kept = math.exp(-(now - stats.peak_at) / self.decay_s)
+            stats.peak_s = current * kept + per_token * (1 - kept)
+        stats.peak_at = now
 
     def failed(self, ticket: Ticket, config: RoutingConfig, error: str) -> None:
         """Record a failure; enough of them in a row take the endpoint out."""
@@ -298,7 +297,7 @@ class Router:
                     "state": state, "in_flight": s.in_flight, "calls": s.calls,
                     "failures": s.failures, "last_error": s.last_error,
                     "per_token_s": statistics.fmean(s.per_token_s) if s.per_token_s else None,
-                    "peak_s": {role: self._latency(s, role, now) for role in s.peaks},
+                    "peak_s": self._latency(s, now),
                 }
             return report
 
