@@ -22,7 +22,8 @@ Scenarios (each strategy gets freshly started servers, with the same seeds):
 
 Strategies (:data:`hugginggpt.tools.llm.config.STRATEGIES`, each on fresh statistics):
 ``peak-ewma``, the default (tier filter, then the lowest recent latency per completion
-token times the calls in flight plus one: Finagle's and Linkerd's peak EWMA); ``least-busy`` (tier filter, then the fewest calls in flight; the default before
+token times the calls in flight plus one: Finagle's and Linkerd's peak EWMA);
+``least-busy`` (tier filter, then the fewest calls in flight; the default before
 peak-ewma); ``lowest-latency`` (tier filter, then LiteLLM's latency-based routing: the
 lowest mean latency per completion token over the last 10 replies); ``round-robin``;
 ``strongest``. All fall back to the next endpoint when a call fails; the first three
