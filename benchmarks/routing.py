@@ -21,12 +21,14 @@ Scenarios (each strategy gets freshly started servers, with the same seeds):
   slower (0.5 s to the first token, 40 tokens/s) until the end.
 
 Strategies (:data:`hugginggpt.tools.llm.config.STRATEGIES`, each on fresh statistics):
-``least-busy``, the default (tier filter, then the fewest calls in flight);
-``lowest-latency`` (tier filter, then LiteLLM's latency-based routing: the lowest mean
-latency per completion token over the last 10 replies); ``round-robin``; ``strongest``.
-All fall back to the next endpoint when a call fails; the first two share the health
-checks. (The default used to be a latency model; see "Several LLMs" in docs/guides/llms.md
-for why least-busy replaced it.)
+``peak-ewma``, the default (tier filter, then the lowest recent latency per completion
+token times the calls in flight plus one: Finagle's and Linkerd's peak EWMA);
+``least-busy`` (tier filter, then the fewest calls in flight; the default before
+peak-ewma); ``lowest-latency`` (tier filter, then LiteLLM's latency-based routing: the
+lowest mean latency per completion token over the last 10 replies); ``round-robin``;
+``strongest``. All fall back to the next endpoint when a call fails; the first three
+share the health checks. (Before least-busy the default was a latency model; see
+"Several LLMs" in docs/guides/llms.md for why each was replaced.)
 
 Reported per strategy: p50 and p95 of a run's end-to-end latency, wall time, runs
 completed, plan repairs, failed attempts, the share of calls served by an endpoint of

@@ -24,7 +24,7 @@ from hugginggpt.tools.llm.config import (
     parse_config,
     routing_config,
 )
-from hugginggpt.tools.llm.router import LATENCY_WINDOW, ROUTER, Router
+from hugginggpt.tools.llm.router import DECAY_S, LATENCY_WINDOW, ROUTER, Router
 from tests.conftest import benchmark, run
 from tests.llm_server import ScriptedLLMServer
 
@@ -110,7 +110,7 @@ def test_planning_goes_to_the_capable_endpoint_and_easy_calls_to_any(
     # streamed, so the first token was timed; priced from the configuration
     assert planner.ttft_s is not None and 0.1 < planner.ttft_s <= planner.latency_s
     assert planner.cost == pytest.approx((10 * 5.0 + 20 * 15.0) / 1e6)
-    # the responder's calls go to either (least-busy breaks ties at random): run until
+    # the responder's first calls go to either (ties are broken at random): run until
     # fast has answered one, so both have a latency per token to compare
     for n in range(3, 20):
         if fast.calls("responder"):
@@ -119,6 +119,26 @@ def test_planning_goes_to_the_capable_endpoint_and_easy_calls_to_any(
             thread=f"r{n}")
     health = ROUTER.health()  # the latency per token that lowest-latency ranks on
     assert health["fast"]["per_token_s"] < health["strong"]["per_token_s"]
+    assert health["fast"]["peak_s"] < health["strong"]["peak_s"]
+
+
+def test_the_default_strategy_moves_calls_off_an_endpoint_that_is_slower(
+        compiled, make_context, servers, tmp_path, ties_in_order):
+    slow = servers(ttft_s=0.3, tokens_per_s=100)
+    fast = servers(ttft_s=0.0, tokens_per_s=400)
+    config = _toml(tmp_path / "llms.toml", [  # slow listed first: ties go to it
+        {"name": "slow", "model": "m", "base_url": slow.url, "tier": "large"},
+        {"name": "fast", "model": "m", "base_url": fast.url, "tier": "large"},
+    ])
+    served = []
+    for n in range(4):  # one call at a time: least-busy would always take slow
+        out = run(compiled, make_context(llm_config=config, backend="dry-run"), TWO_STEPS,
+                  thread=f"r{n}")
+        assert out["status"] == "completed"
+        served.append(_served(out, "planner") + _served(out, "responder"))
+    # nothing measured: the configuration's order; then fast, not measured yet, is tried
+    assert served[0] == ["slow", "fast"]
+    assert served[1:] == [["fast", "fast"]] * 3  # measured faster per token: kept
 
 
 def test_a_single_step_request_still_plans_on_a_medium_model_not_a_small_one():
@@ -365,7 +385,7 @@ def test_least_busy_takes_the_capable_endpoint_with_the_fewest_calls_in_flight()
     router = Router(tie_break=itertools.count().__next__)
     small = Endpoint(name="small", model="m", tier=1)
     a, b = (Endpoint(name=n, model="m", tier=3) for n in "ab")
-    config = _config(small, a, b)  # least-busy: the default
+    config = _config(small, a, b, strategy="least-busy")
     assert router.order(config, "planner", 3) == [a, b, small]  # tie: listed first
     tickets = [router.begin(a), router.begin(a), router.begin(b)]
     assert router.order(config, "planner", 3) == [b, a, small]  # small: a last resort
@@ -373,6 +393,64 @@ def test_least_busy_takes_the_capable_endpoint_with_the_fewest_calls_in_flight()
         router.succeeded(ticket, completion_tokens=5, latency_s=0.2)
     assert router.order(config, "planner", 3)[0] == a
     assert router.order(config, "selector", 1)[0] == small  # as free: listed first
+
+
+def test_peak_ewma_sends_the_next_call_to_the_equally_busy_endpoint_that_was_faster():
+    router = Router(tie_break=itertools.count().__next__)
+    slow, fast = (Endpoint(name=n, model="m", tier=3) for n in ("slow", "fast"))
+    config = _config(slow, fast)  # peak-ewma: the default
+    _reply(router, slow, 2.0)  # 0.2 s per token
+    _reply(router, fast, 0.5)  # 0.05 s per token
+    router.begin(slow), router.begin(fast)  # one call in flight each
+    assert router.order(config, "planner", 3) == [fast, slow]  # least-busy: slow, listed first
+    router.begin(fast)
+    assert router.order(config, "planner", 3) == [fast, slow]  # 0.05 x 3 < 0.2 x 2
+    for _ in range(6):
+        router.begin(fast)
+    assert router.order(config, "planner", 3) == [slow, fast]  # 0.05 x 9 > 0.2 x 2
+    # a slower reply counts at once, for every role's calls
+    _reply(router, fast, 5.0)
+    assert router.order(config, "planner", 3) == [slow, fast]
+    assert router.order(config, "selector", 1) == [slow, fast]
+    assert router.health()["fast"]["peak_s"] == pytest.approx(0.5, rel=0.01)
+
+
+def test_peak_ewma_tries_a_slow_endpoint_again_once_its_peak_has_decayed():
+    router = Router(tie_break=itertools.count().__next__, decay_s=0.05)
+    slow, fast = (Endpoint(name=n, model="m", tier=3) for n in ("slow", "fast"))
+    config = _config(slow, fast)
+    _reply(router, slow, 10.0)  # 1 s per token: 10x slower
+    _reply(router, fast, 1.0)
+    assert router.order(config, "planner", 3) == [fast, slow]
+    time.sleep(0.2)  # four time constants: slow's peak is 1/55 of what it was...
+    _reply(router, fast, 1.0)  # ...while fast keeps answering as fast as before
+    assert router.order(config, "planner", 3) == [slow, fast]
+    _reply(router, slow, 1.0)  # recovered: as fast, so one call in flight tips it
+    router.begin(fast)
+    assert router.order(config, "planner", 3) == [slow, fast]
+    _reply(router, slow, 10.0)  # slow again: the peak counts at once, whatever the decay
+    assert router.order(config, "planner", 3) == [fast, slow]
+    # the default time constant is Finagle's and Linkerd's
+    assert DECAY_S == 10.0
+
+
+def test_peak_ewma_tries_an_unmeasured_endpoint_then_counts_it_as_average():
+    router = Router(tie_break=itertools.count().__next__)
+    a, b, new = (Endpoint(name=n, model="m", tier=3) for n in ("a", "b", "new"))
+    config = _config(a, b, new)
+    _reply(router, a, 1.0)  # 0.1 s per token
+    _reply(router, b, 2.5)  # 0.25 s per token
+    assert router.order(config, "planner", 3) == [new, a, b]  # idle, never measured: tried
+    router.begin(new)  # its first call is out: now the average, 0.175
+    assert router.order(config, "planner", 3) == [a, b, new]  # 0.1, 0.25, 0.175 x 2
+    router.begin(a), router.begin(a)
+    assert router.order(config, "planner", 3) == [b, a, new]  # 0.25, 0.1 x 3, 0.175 x 2
+    # before any reply, peak-ewma is least-busy
+    fresh = Router(tie_break=itertools.count().__next__)
+    fresh.begin(a), fresh.begin(b)
+    assert fresh.order(config, "planner", 3) == [new, a, b]
+    fresh.begin(new), fresh.begin(new)
+    assert fresh.order(config, "planner", 3) == [a, b, new]
 
 
 def test_weaker_endpoints_are_only_a_last_resort_for_hard_calls():
@@ -467,7 +545,7 @@ def test_the_routing_benchmark_runs(capsys):
     assert all(row[4] == "2/2" for row in rows.values())
     assert rows["strongest"][-1] == "0%" and rows["round-robin"][-1] != "0%"
     assert "best other: " in table
-    assert "least-busy median p95 at most 5% above the best other strategy's in every " \
+    assert "peak-ewma median p95 at most 5% above the best other strategy's in every " \
            "scenario (slowdown " in out
 
 

@@ -63,7 +63,8 @@ def test_a_bad_flag_is_refused_before_anything_runs(capsys, workspace, flags, sa
     ("HUGGINGGPT_MAX_LOADED_MODELS", "3.5", ["HUGGINGGPT_MAX_LOADED_MODELS = '3.5'",
                                              "a whole number"]),
     ("HUGGINGGPT_LLM_ROUTING", "random", ["llm_routing (HUGGINGGPT_LLM_ROUTING) must be one of "
-                                          "['least-busy', 'lowest-latency', 'round-robin', 'strongest'], not 'random'"]),
+                                          "['peak-ewma', 'least-busy', 'lowest-latency', 'round-robin', "
+                                          "'strongest'], not 'random'"]),
 ])
 def test_a_bad_environment_variable_is_refused_with_its_name(
         capsys, monkeypatch, workspace, name, value, said):

@@ -68,7 +68,7 @@ def add_parser(sub: Any) -> None:
     run.add_argument("--llm-config", metavar="FILE",
                      help="several LLM endpoints with tiers, routed per call (TOML or YAML)")
     run.add_argument("--llm-routing", choices=STRATEGIES,
-                     help="how calls are spread over the endpoints (default: least-busy)")
+                     help="how calls are spread over the endpoints (default: peak-ewma)")
     run.add_argument("--hf-endpoint", action="append", default=[], metavar="MODEL=URL",
                      help="hf-inference: serve MODEL from this Inference Endpoint or TGI URL")
     run.add_argument("--hf-provider",

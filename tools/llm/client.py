@@ -148,9 +148,9 @@ def _error(exc: BaseException) -> str:
 def _attempts(config: RoutingConfig, role: str, need: int, tries: Callable[[Endpoint], int],
               run: str | None, cheapest: bool = False) -> Iterator[Endpoint]:
     """The endpoints to try for one call, in turn, leaving out those that did not
-    answer (:mod:`~hugginggpt.tools.llm.breaker`). ``least-busy`` and ``lowest-latency``
-    rank again after each failure, with what it changed (the calls in flight, an
-    endpoint taken out), and try each endpoint at most ``tries(endpoint)`` times;
+    answer (:mod:`~hugginggpt.tools.llm.breaker`). ``peak-ewma``, ``least-busy`` and
+    ``lowest-latency`` rank again after each failure, with what it changed (the calls in
+    flight, an endpoint taken out), and try each endpoint at most ``tries(endpoint)`` times;
     ``round-robin`` and ``strongest`` try each endpoint once, in their order."""
     if config.strategy in ("round-robin", "strongest"):
         for endpoint in ROUTER.order(config, role, need, cheapest=cheapest):

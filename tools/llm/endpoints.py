@@ -55,9 +55,10 @@ ENDPOINT_ROLES = (*ROLES, EXPERT_ROLE)
 """The roles an endpoint may serve (all of them unless its ``roles`` say otherwise)."""
 Role = Literal["planner", "selector", "responder", "expert"]
 TIERS = {"small": 1, "medium": 2, "large": 3}
-Strategy = Literal["least-busy", "lowest-latency", "round-robin", "strongest"]
+Strategy = Literal["peak-ewma", "least-busy", "lowest-latency", "round-robin", "strongest"]
 """How calls are spread over a role's endpoints (see :mod:`hugginggpt.tools.llm.router`)."""
-STRATEGIES: tuple[Strategy, ...] = ("least-busy", "lowest-latency", "round-robin", "strongest")
+STRATEGIES: tuple[Strategy, ...] = ("peak-ewma", "least-busy", "lowest-latency", "round-robin",
+                                    "strongest")
 _NEEDS_A_MODEL = "needs a model (MODEL, PROVIDER:MODEL or hf:REPO_OR_URL)"
 
 
@@ -209,7 +210,7 @@ class RoutingConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     endpoints: tuple[Endpoint, ...]
-    strategy: Annotated[Strategy, BeforeValidator(_strategy)] = "least-busy"
+    strategy: Annotated[Strategy, BeforeValidator(_strategy)] = "peak-ewma"
     failure_threshold: int = 5
     """Consecutive failures that take an endpoint out (an endpoint failing now and then
     stays in, ranked lower by its error rate)."""

@@ -5,34 +5,51 @@ For every call the :class:`Router` orders the role's endpoints:
 - the tier the call needs (estimated by the caller: planning a multi-step request needs
   a large model, choosing between two models a small one) filters out weaker endpoints,
   which stay only as a last resort;
-- among the capable ones, the strategy decides. ``least-busy``, the default, takes the
-  endpoint with the fewest calls in flight from this process. ``lowest-latency`` is
-  LiteLLM's latency-based routing: the lowest mean latency per completion token over
-  the endpoint's last :data:`LATENCY_WINDOW` replies, an endpoint not measured yet
-  first. Ties are broken at random (by tier, then the configuration's order, the p95
-  on ``benchmarks/routing.py``'s slowdown fleet was 5.6-6.5 s against 5.0-5.2 s in
-  three paired runs);
+- among the capable ones, the strategy decides. ``peak-ewma``, the default, is the peak
+  EWMA load balancing of Finagle and Linkerd: the lowest cost, the endpoint's recent
+  latency times its calls in flight plus this one (its expected wait), ties by the
+  calls in flight. The latency is per completion token, so that the endpoint that wrote
+  the long answers does not look slow, and one for all roles, so that the first slow
+  reply of any role warns for all (kept per role, each role's first burst of calls after
+  a slowdown was spread before a slow reply of that role was back). It is a moving
+  average with time constant :data:`DECAY_S` that a slower reply sets at once (a peak),
+  decaying towards zero since it was set: an endpoint that became slow gets calls only
+  when the others are that much busier, and while they keep answering its peak decays
+  until it is tried again. An endpoint not measured yet costs nothing while idle (it is
+  tried), and while its calls are in flight it counts as the average of the measured
+  ones. ``least-busy`` takes the endpoint with the fewest calls in flight from this
+  process. ``lowest-latency`` is LiteLLM's latency-based routing: the lowest mean
+  latency per completion token over the endpoint's last :data:`LATENCY_WINDOW` replies,
+  an endpoint not measured yet first. Ties are broken at random (by tier, then the
+  configuration's order, the p95 on ``benchmarks/routing.py``'s slowdown fleet was
+  5.6-6.5 s against 5.0-5.2 s in three paired runs);
 - an endpoint that failed ``failure_threshold`` times in a row is taken out for
   ``cooldown_s`` (doubling while it keeps failing), then probed in the background with
   a one-token call and put back when the probe succeeds.
 
-``least-busy`` replaced a latency model (expected time from measured time to first
-token, tokens per second, predicted reply length, tokens in flight and error rates). In
+``peak-ewma`` replaced ``least-busy`` as the default: least-busy kept sending a quarter
+of the calls to a replica that had become five times slower (the slowdown fleet of
+``benchmarks/routing.py``; see "Several LLMs" in docs/guides/llms.md for the figures).
+Least-busy had replaced a latency model (expected time from measured time to first
+token, tokens per second, predicted reply length, tokens in flight and error rates, with
+settings per endpoint) that never met its target; peak EWMA has one number per endpoint
+and no settings, and until the first replies it is least-busy. In
 ``benchmarks/routing.py``, on the mixed fleet least-busy's p95 was 0.91x to 1.30x the
 model's (eight paired runs, median 1.02x); on the slowdown fleet the model's was 1.13x
-to 1.44x least-busy's (five runs). The model never met its target (1.2x better on one
-fleet, at most 5% worse on the other), so the simpler policy took its place.
-``round-robin`` (the next endpoint for every call) and ``strongest`` (the strongest
-endpoint for every call) know neither tiers nor health; they are kept for comparison
-and for users who want them.
+to 1.44x least-busy's (five runs). ``least-busy``, ``lowest-latency``, ``round-robin``
+(the next endpoint for every call) and ``strongest`` (the strongest endpoint for every
+call; neither of the last two knows tiers or health) are kept for comparison and for
+users who want them.
 
 A call that fails on one endpoint goes on to the next (see
-:func:`hugginggpt.tools.llm.client.complete`). The statistics are per process, shared by
-all runs, so concurrent runs see each other's load.
+:func:`hugginggpt.tools.llm.client.complete`); a failure does not count as a latency
+(a fast error would look fast), the health checks deal with it. The statistics are per
+process, shared by all runs, so concurrent runs see each other's load.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 import threading
@@ -44,10 +61,12 @@ from typing import Any
 
 from hugginggpt.tools.llm.config import Endpoint, RoutingConfig
 
-__all__ = ["Router", "ROUTER", "Ticket", "LATENCY_WINDOW"]
+__all__ = ["Router", "ROUTER", "Ticket", "LATENCY_WINDOW", "DECAY_S"]
 
 LATENCY_WINDOW = 10
 """Replies per endpoint that ``lowest-latency`` averages (LiteLLM's default)."""
+DECAY_S = 10.0
+"""``peak-ewma``'s time constant, in seconds (Finagle's and Linkerd's default)."""
 _MAX_COOLDOWN_S = 600.0
 
 
@@ -63,6 +82,10 @@ class _Stats:
     last_error: str = ""
     per_token_s: deque[float] = field(default_factory=lambda: deque(maxlen=LATENCY_WINDOW))
     """Latency per completion token of the last replies (``lowest-latency``)."""
+    peak_s: float | None = None
+    """``peak-ewma``'s latency per completion token as of ``peak_at``; None until the
+    first reply."""
+    peak_at: float = 0.0
 
 
 @dataclass
@@ -83,13 +106,16 @@ class Router:
     Thread-safe; the state is tiny (numbers per endpoint), so one lock is enough.
     """
 
-    def __init__(self, tie_break: Callable[[], float] = random.random) -> None:
+    def __init__(self, tie_break: Callable[[], float] = random.random,
+                 decay_s: float = DECAY_S) -> None:
         self._lock = threading.Lock()
         self._stats: dict[tuple[str, str, str | None], _Stats] = {}
         self._turn = 0
         self.tie_break = tie_break
         """Orders equally ranked endpoints (tests make it count up: configuration order)."""
         self.prober: Prober | None = None
+        self.decay_s = decay_s
+        """``peak-ewma``'s time constant (tests make it short)."""
 
     def reset(self) -> None:
         """Forget all observations (tests and benchmarks start afresh)."""
@@ -135,14 +161,24 @@ class Router:
                     continue
                 live.append(endpoint)
 
-            def score(e: Endpoint) -> tuple[float, float]:
+            known = [x for x in (self._latency(self._get(e), now) for e in live)
+                     if x is not None]
+            prior = statistics.fmean(known) if known else 1.0  # being measured: average
+
+            def score(e: Endpoint) -> tuple[float, float, float]:
                 stats = self._get(e)
                 if config.strategy == "lowest-latency":
                     recent = stats.per_token_s
-                    return statistics.fmean(recent) if recent else 0.0, self.tie_break()
-                return stats.in_flight, self.tie_break()
+                    return statistics.fmean(recent) if recent else 0.0, 0, self.tie_break()
+                if config.strategy == "peak-ewma":
+                    latency = self._latency(stats, now)
+                    if latency is None and not stats.in_flight:
+                        return 0.0, 0, self.tie_break()  # never measured: try it
+                    cost = (prior if latency is None else latency) * (stats.in_flight + 1)
+                    return cost, stats.in_flight, self.tie_break()
+                return stats.in_flight, 0, self.tie_break()
 
-            def price(e: Endpoint) -> tuple[float, int, tuple[float, float]]:
+            def price(e: Endpoint) -> tuple[float, int, tuple[float, float, float]]:
                 return e.cost_per_1m_input + e.cost_per_1m_output, e.tier, score(e)
 
             top = max((e.tier for e in live), default=0)
@@ -152,6 +188,13 @@ class Router:
                             key=lambda e: (-e.tier, score(e)))
             out.sort(key=lambda e: self._get(e).open_until)
             return capable + weaker + out
+
+    def _latency(self, stats: _Stats, now: float) -> float | None:
+        """``peak-ewma``'s latency per token now, decayed since it was set; None before
+        the endpoint's first reply."""
+        if stats.peak_s is None:
+            return None
+        return stats.peak_s * math.exp(-(now - stats.peak_at) / self.decay_s)
 
     # -- observations
 
@@ -173,7 +216,21 @@ class Router:
             stats.consecutive_failures = 0
             stats.cooldown_s = 0.0
             if completion_tokens > 0:
-                stats.per_token_s.append(latency_s / completion_tokens)
+                per_token = latency_s / completion_tokens
+                stats.per_token_s.append(per_token)
+                self._observe(stats, per_token)
+
+    def _observe(self, stats: _Stats, per_token: float) -> None:
+        """``peak-ewma``: a reply slower than the (decayed) latency sets it at once; a
+        faster one is averaged in, weighing more the longer since it was set."""
+        now = time.monotonic()
+        current = self._latency(stats, now)
+        if current is None or per_token > current:
+            stats.peak_s = per_token
+        else:
+            kept = math.exp(-(now - stats.peak_at) / self.decay_s)
+            stats.peak_s = current * kept + per_token * (1 - kept)
+        stats.peak_at = now
 
     def failed(self, ticket: Ticket, config: RoutingConfig, error: str) -> None:
         """Record a failure; enough of them in a row take the endpoint out."""
@@ -229,7 +286,9 @@ class Router:
             return stats is not None and stats.calls > stats.failures
 
     def health(self) -> dict[str, dict[str, Any]]:
-        """Per endpoint: state (up, out, probing), load, failures, recent latency."""
+        """Per endpoint: state (up, out, probing), load, failures, recent latency (per
+        token: ``lowest-latency``'s mean and ``peak-ewma``'s)."""
+        now = time.monotonic()
         with self._lock:
             report = {}
             for (name, _, _), s in self._stats.items():
@@ -238,6 +297,7 @@ class Router:
                     "state": state, "in_flight": s.in_flight, "calls": s.calls,
                     "failures": s.failures, "last_error": s.last_error,
                     "per_token_s": statistics.fmean(s.per_token_s) if s.per_token_s else None,
+                    "peak_s": self._latency(s, now),
                 }
             return report
 

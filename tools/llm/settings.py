@@ -118,9 +118,10 @@ class LLMSettings(BaseModel):
     llm_endpoints: Annotated[list[dict[str, Any]] | None, BeforeValidator(from_json)] = None
     """The same endpoints as a list (``HUGGINGGPT_LLM_ENDPOINTS`` as a JSON array)."""
     llm_routing: str | None = None
-    """Override the configured strategy (``least-busy`` by default; ``lowest-latency``,
-    ``round-robin``, ``strongest``). Checked with the rest of the LLM configuration, by
-    :func:`hugginggpt.tools.llm.config.routing_config` (a ``ConfigError``)."""
+    """Override the configured strategy (``peak-ewma`` by default; ``least-busy``,
+    ``lowest-latency``, ``round-robin``, ``strongest``). Checked with the rest of the LLM
+    configuration, by :func:`hugginggpt.tools.llm.config.routing_config` (a
+    ``ConfigError``)."""
     replay: Annotated[Any, AfterValidator(_recording)] = None
     """A :class:`hugginggpt.tools.llm.replay.Recording`: LLM replies come from it, no
     endpoint is called (``hugginggpt replay``)."""
