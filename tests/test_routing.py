@@ -416,13 +416,14 @@ def test_peak_ewma_sends_the_next_call_to_the_equally_busy_endpoint_that_was_fas
 
 
 def test_peak_ewma_tries_a_slow_endpoint_again_once_its_peak_has_decayed():
-    router = Router(tie_break=itertools.count().__next__, decay_s=0.05)
+    now = [0.0]
+    router = Router(tie_break=itertools.count().__next__, clock=lambda: now[0])
     slow, fast = (Endpoint(name=n, model="m", tier=3) for n in ("slow", "fast"))
     config = _config(slow, fast)
     _reply(router, slow, 10.0)  # 1 s per token: 10x slower
     _reply(router, fast, 1.0)
     assert router.order(config, "planner", 3) == [fast, slow]
-    time.sleep(0.2)  # four time constants: slow's peak is 1/55 of what it was...
+    now[0] += 4 * DECAY_S  # four time constants: slow's peak is 1/55 of what it was...
     _reply(router, fast, 1.0)  # ...while fast keeps answering as fast as before
     assert router.order(config, "planner", 3) == [slow, fast]
     _reply(router, slow, 1.0)  # recovered: as fast, so one call in flight tips it

@@ -107,15 +107,15 @@ class Router:
     """
 
     def __init__(self, tie_break: Callable[[], float] = random.random,
-                 decay_s: float = DECAY_S) -> None:
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._lock = threading.Lock()
         self._stats: dict[tuple[str, str, str | None], _Stats] = {}
         self._turn = 0
         self.tie_break = tie_break
         """Orders equally ranked endpoints (tests make it count up: configuration order)."""
         self.prober: Prober | None = None
-        self.decay_s = decay_s
-        """``peak-ewma``'s time constant (tests make it short)."""
+        self.clock = clock
+        """What the decay and the cool-downs count time by (tests turn it by hand)."""
 
     def reset(self) -> None:
         """Forget all observations (tests and benchmarks start afresh)."""
@@ -140,7 +140,7 @@ class Router:
                 their own order.
         """
         endpoints = config.for_role(role)
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             if config.strategy == "round-robin":
                 start = self._turn % len(endpoints) if endpoints else 0
@@ -194,7 +194,7 @@ class Router:
         the endpoint's first reply."""
         if stats.peak_s is None:
             return None
-        return stats.peak_s * math.exp(-(now - stats.peak_at) / self.decay_s)
+        return stats.peak_s * math.exp(-(now - stats.peak_at) / DECAY_S)
 
     # -- observations
 
@@ -223,12 +223,12 @@ class Router:
     def _observe(self, stats: _Stats, per_token: float) -> None:
         """``peak-ewma``: a reply slower than the (decayed) latency sets it at once; a
         faster one is averaged in, weighing more the longer since it was set."""
-        now = time.monotonic()
+        now = self.clock()
         current = self._latency(stats, now)
         if current is None or per_token > current:
             stats.peak_s = per_token
         else:
-            kept = math.exp(-(now - stats.peak_at) / self.decay_s)
+            kept = math.exp(-(now - stats.peak_at) / DECAY_S)
             stats.peak_s = current * kept + per_token * (1 - kept)
         stats.peak_at = now
 
@@ -250,7 +250,7 @@ class Router:
 
     def _open(self, stats: _Stats, config: RoutingConfig) -> None:
         stats.cooldown_s = min(_MAX_COOLDOWN_S, stats.cooldown_s * 2 or config.cooldown_s)
-        stats.open_until = time.monotonic() + stats.cooldown_s
+        stats.open_until = self.clock() + stats.cooldown_s
 
     # -- health
 
@@ -288,7 +288,7 @@ class Router:
     def health(self) -> dict[str, dict[str, Any]]:
         """Per endpoint: state (up, out, probing), load, failures, recent latency (per
         token: ``lowest-latency``'s mean and ``peak-ewma``'s)."""
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             report = {}
             for (name, _, _), s in self._stats.items():
