@@ -123,7 +123,8 @@ def test_planning_goes_to_the_capable_endpoint_and_easy_calls_to_any(
 
 
 def test_the_default_strategy_moves_calls_off_an_endpoint_that_is_slower(
-        compiled, make_context, servers, tmp_path, ties_in_order):
+        compiled, make_context, servers, tmp_path, ties_in_order, monkeypatch):
+    monkeypatch.setattr(ROUTER, "clock", lambda: 0.0)  # no decay, however slow the runs
     slow = servers(ttft_s=0.3, tokens_per_s=100)
     fast = servers(ttft_s=0.0, tokens_per_s=400)
     config = _toml(tmp_path / "llms.toml", [  # slow listed first: ties go to it
