@@ -5,7 +5,6 @@ actual text, not of the request's words."""
 
 from __future__ import annotations
 
-import ctypes
 import json
 import re
 from pathlib import Path
@@ -21,6 +20,7 @@ from hugginggpt.tools.experts.availability import download_hint
 from hugginggpt.tools.experts.catalog import load_catalog
 from hugginggpt.tools.experts.lite import SNOWNLP, VADER, VADER_FR, languages
 from hugginggpt.tools.experts.lite.languages import confidences, reads
+from tests.test_soak import _soak_module
 
 MULTILINGUAL = "lxyuan/distilbert-base-multilingual-cased-sentiments-student"
 NAME_OF_A_LANGUAGE = re.compile(
@@ -161,35 +161,24 @@ CLOSE_CALLS = {"Dit is een mooie dag om te fietsen": "nl",
 in all."""
 
 
-def _heap_in_use() -> int:
-    """Bytes glibc's malloc has handed out and not got back (lingua's models live there)."""
-    try:
-        mallinfo2 = ctypes.CDLL("libc.so.6").mallinfo2
-    except (OSError, AttributeError):
-        pytest.skip("needs glibc 2.33's mallinfo2")
-    mallinfo2.restype = type("MallInfo2", (ctypes.Structure,), {"_fields_": [
-        (name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
-                                             "usmblks", "fsmblks", "uordblks", "fordblks",
-                                             "keepcost")]})
-    info = mallinfo2()
-    return info.uordblks + info.hblkhd
-
-
 @pytest.mark.timeout(300)
 def test_close_looks_keep_the_models_of_a_bounded_number_of_languages(monkeypatch):
     """A long-lived server that meets language after language does not keep every one's
     high-accuracy models (about 25 MB each): the least recently compared are unloaded,
     and reloaded, with the same answers, when a text needs them again."""
+    heap_in_use = _soak_module().heap_in_use  # benchmarks/soak.py's measure
+    if not heap_in_use():
+        pytest.skip("needs glibc 2.33's mallinfo2")
     monkeypatch.setattr(languages, "KEPT_LANGUAGES", 6)
     languages.unload_close_looks()
     first, *others = CLOSE_CALLS
     assert languages.language_of(first) == CLOSE_CALLS[first]
-    one_look = _heap_in_use()
+    one_look = heap_in_use()
     for _ in range(2):
         for text in others:
             assert languages.language_of(text) == CLOSE_CALLS[text]
     assert len(languages._kept) <= 6
-    grown = _heap_in_use() - one_look
+    grown = heap_in_use() - one_look
     assert grown < 60 * 2**20, f"{grown / 2**20:.0f} MB more after 13 more languages"
     languages.unload_close_looks()
-    assert not languages._kept and _heap_in_use() < one_look
+    assert not languages._kept and heap_in_use() < one_look
